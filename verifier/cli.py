@@ -1,0 +1,139 @@
+"""``mha-verify``: list, check, audit, report.
+
+Exit codes: 0 verified, 1 refuted, 2 hypotheses unmet or bad input (one line
+on stderr), 3 inconclusive (the message names the remedy), 4 a checker error.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from . import registry
+from .errors import InvalidInstance, NotImplementedStatement, VerifierError
+from .instances import CONTEXT_KINDS, DEGENERATE_KINDS
+
+
+def _instance_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("instance")
+    g.add_argument("--H", type=int, help="number of heads")
+    g.add_argument("--n", type=int, help="context size (tokens per context)")
+    g.add_argument("--d", type=int, help="token dimension (n < d)")
+    g.add_argument("--dh", dest="d_h", type=int, help="key/query dimension d_h (default n)")
+    g.add_argument("--dv", dest="d_v", type=int, help="value dimension d_v (default d_out)")
+    g.add_argument("--dout", dest="d_out", type=int, help="label dimension d_out (default 1)")
+    g.add_argument("--T", type=int, help="number of examples (default H(r-1)+1)")
+    g.add_argument("--context", choices=CONTEXT_KINDS, help="how contexts are drawn")
+    g.add_argument("--degenerate", choices=DEGENERATE_KINDS, help="break an assumption on purpose")
+    g.add_argument("--seed", type=int, help="random seed (default 0)")
+    g.add_argument("--data", help=".npz with arrays contexts (T,n,d), queries (T,d), optional labels (T,d_out)")
+    g.add_argument("--prec", type=int, default=128, help="ball-arithmetic precision in bits (default 128)")
+    g.add_argument("--save-weights", dest="save_weights", help="theorem1: write the constructed weights (.npz)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mha-verify", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list", help="the statements and whether each has a checker")
+    for name, help_ in (("check", "check one statement on one instance"),
+                        ("audit", "check and print the proof step by step")):
+        sp = sub.add_parser(name, help=help_)
+        sp.add_argument("id", help="statement id (see: mha-verify list)")
+        _instance_options(sp)
+    rp = sub.add_parser("report", help="run every checker and write the report")
+    mode = rp.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="seconds to a minute (CI smoke)")
+    mode.add_argument("--thorough", action="store_true", help=">= 200 drawn instances per statement")
+    rp.add_argument("--out", default="reports", help="output folder (default reports/)")
+    rp.add_argument("--seed", type=int, default=0)
+    return p
+
+
+def _fail(msg: str, code: int = 2) -> int:
+    print(f"mha-verify: {msg}", file=sys.stderr)
+    return code
+
+
+def _cmd_list(args) -> int:
+    reg = registry.load_all()
+    for sid, st in reg.items():
+        mark = "implemented" if st.implemented else "not implemented"
+        print(f"{sid:14s} {st.reference:18s} {mark:16s} {st.summary}")
+    return 0
+
+
+def _print_human(ev, audit: bool) -> None:
+    print(f"{ev.statement}: {ev.verdict.upper()}  ({'certified, ' + ev.method if ev.certified else 'numerical, ' + ev.method}"
+          + (f", {ev.prec_bits} bits" if ev.prec_bits else "") + (f", tol {ev.tolerance:g}" if ev.tolerance else "") + ")")
+    print(f"  claimed : {ev.claimed}")
+    print(f"  measured: {ev.measured}")
+    if ev.margin is not None:
+        print(f"  margin  : {ev.margin}")
+    for h in ev.hypotheses:
+        print(f"  hypothesis {h.name}: {h.status}" + (f" ({h.detail})" if h.detail else ""))
+    print(f"  reason  : {ev.reason}")
+    print(f"  time    : {ev.seconds:.3f} s")
+    if audit:
+        print("\nAudit trail:")
+        for i, s in enumerate(ev.trail, 1):
+            print(f"  {i:2d}. {s.title}" + (f"   [{s.uses}]" if s.uses else ""))
+            for k, v in s.data.items():
+                print(f"        {k}: {v}")
+        for c in ev.certificates:
+            print(f"  certificate: {json.dumps(c, default=str, sort_keys=True)[:400]}")
+
+
+def _cmd_check(args, audit: bool) -> int:
+    from .runner import build_instance, run_check
+
+    registry.load_all()
+    if args.id not in registry.REGISTRY:
+        return _fail(f"unknown statement id {args.id!r}; see 'mha-verify list'")
+    try:
+        st = registry.get(args.id)
+        if args.prec < 16 or args.prec > 1 << 16:
+            raise InvalidInstance(f"--prec {args.prec} out of range [16, 65536]")
+        inst = build_instance(args.id, data=args.data, H=args.H, n=args.n, d=args.d, d_h=args.d_h,
+                              d_v=args.d_v, d_out=args.d_out, T=args.T, context=args.context,
+                              degenerate=args.degenerate, seed=args.seed)
+        options = {"save_weights": args.save_weights} if args.save_weights else {}
+        ev = run_check(st.id, inst, prec=args.prec, seed=args.seed or 0, **options)
+    except NotImplementedStatement as exc:
+        return _fail(f"{exc}")
+    except (InvalidInstance, VerifierError) as exc:
+        return _fail(f"bad input: {exc}")
+    if args.json:
+        print(ev.to_json(with_trail=audit))
+    else:
+        _print_human(ev, audit)
+    if ev.verdict == "inconclusive":
+        print(f"mha-verify: inconclusive: {ev.reason}", file=sys.stderr)
+    elif ev.verdict == "hypotheses-unmet":
+        print(f"mha-verify: hypotheses unmet: {ev.reason}", file=sys.stderr)
+    elif ev.verdict == "error":
+        print(f"mha-verify: checker error: {ev.reason}", file=sys.stderr)
+    return ev.exit_code
+
+
+def _cmd_report(args) -> int:
+    from . import report
+
+    mode = "quick" if args.quick else "thorough" if args.thorough else "default"
+    return report.write_report(out=args.out, mode=mode, seed=args.seed, argv=sys.argv)
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.cmd == "list":
+            return _cmd_list(args)
+        if args.cmd in ("check", "audit"):
+            return _cmd_check(args, audit=args.cmd == "audit")
+        return _cmd_report(args)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,138 @@
+"""Eqs. (1)-(8) in ball arithmetic (python-flint ``arb``): rigorous enclosures.
+
+Every float64 input converts to a ball of radius 0 (floats are exact dyadic
+rationals), so the balls returned here contain the exact value of the layer
+for the given float64 weights and data.  Precision is the caller's: wrap calls
+in :func:`verifier.compare.workprec`.
+
+>>> import numpy as np
+>>> from verifier.compare import workprec
+>>> with workprec(128):
+...     s = softmax_ball([arb(0), arb(0)])
+>>> s[0].contains(0.5), s[0].rad() < 1e-30
+(True, True)
+"""
+from __future__ import annotations
+
+import numpy as np
+from flint import arb, arb_mat
+
+from .model import Weights
+
+
+def _mat(A) -> arb_mat:
+    A = np.asarray(A, dtype=np.float64)
+    if A.ndim == 1:
+        A = A[:, None]
+    return arb_mat(A.tolist())
+
+
+def softmax_ball(a) -> list:
+    """Eq. (2) on a list of arb logits, shifted by the float max of the
+    midpoints (an exact shift: softmax is shift-invariant)."""
+    a = [x if isinstance(x, arb) else arb(x) for x in a]
+    m = arb(max(float(x.mid()) for x in a))
+    ex = [(x - m).exp() for x in a]
+    total = sum(ex[1:], ex[0])
+    return [x / total for x in ex]
+
+
+def _row(M: arb_mat, i: int) -> list:
+    return [M[i, j] for j in range(M.ncols())]
+
+
+def scores_ball(contexts, queries, W_K=None, W_Q=None, *, W=None, rows=None):
+    """Softmax scores s_h^(t) as nested lists ``S[t][h] -> list of n arb``
+    for the examples in ``rows`` (default all).  Eq. (1) is evaluated as
+    u = W_K (W_Q^T e) (or u = W e), a = E u."""
+    contexts = np.asarray(contexts, dtype=np.float64)
+    queries = np.asarray(queries, dtype=np.float64)
+    rows = range(contexts.shape[0]) if rows is None else list(rows)
+    H = (W if W is not None else W_K).shape[0]
+    Q = _mat(queries[rows])  # (T', d)
+    U = []
+    for h in range(H):
+        if W is not None:
+            U.append(Q * _mat(W[h]).transpose())  # rows u_t^T = (W e_t)^T
+        else:
+            P = Q * _mat(W_Q[h])  # (T', d_h)
+            U.append(P * _mat(W_K[h]).transpose())  # (T', d)
+    shared = bool(np.all(contexts[rows] == contexts[rows[0]]))
+    S = []
+    if shared:
+        Et = _mat(contexts[rows[0]]).transpose()  # (d, n)
+        A = [U[h] * Et for h in range(H)]  # (T', n)
+        for i in range(len(rows)):
+            S.append([softmax_ball(_row(A[h], i)) for h in range(H)])
+        return S
+    for i, t in enumerate(rows):
+        E = _mat(contexts[t])
+        S.append([softmax_ball((E * _col(U[h], i)).entries()) for h in range(H)])
+    return S
+
+
+def _col(U: arb_mat, i: int) -> arb_mat:
+    """Row i of U as a column vector (d x 1)."""
+    return arb_mat([[U[i, j]] for j in range(U.ncols())])
+
+
+def feature_matrix_ball(contexts, queries, W_K=None, W_Q=None, *, W=None, rows=None) -> arb_mat:
+    """Eq. (7): an arb_mat enclosing Z (rows restricted to ``rows``)."""
+    contexts = np.asarray(contexts, dtype=np.float64)
+    rows = list(range(contexts.shape[0])) if rows is None else list(rows)
+    S = scores_ball(contexts, queries, W_K, W_Q, W=W, rows=rows)
+    return feature_matrix_from_scores_ball(contexts[rows], S)
+
+
+def feature_matrix_from_scores_ball(contexts, S) -> arb_mat:
+    """Eq. (3)/(7) from ball scores ``S[t][h]``: row t = [E^(t)^T s_h^(t)]_h."""
+    contexts = np.asarray(contexts, dtype=np.float64)
+    T, n, d = contexts.shape
+    H = len(S[0])
+    shared = bool(np.all(contexts == contexts[0]))
+    out = []
+    if shared:
+        E = _mat(contexts[0])
+        blocks = [arb_mat([S[t][h] for t in range(T)]) * E for h in range(H)]  # (T, d)
+        for t in range(T):
+            out.append([x for h in range(H) for x in _row(blocks[h], t)])
+        return arb_mat(out)
+    for t in range(T):
+        Et = _mat(contexts[t]).transpose()
+        row = []
+        for h in range(H):
+            row.extend((Et * arb_mat([[x] for x in S[t][h]])).entries())
+        out.append(row)
+    return arb_mat(out)
+
+
+def readout_matrix_ball(weights: Weights) -> arb_mat:
+    """Eq. (8): blockdiag(W_V^h) W_O W_D as an arb_mat (H d x d_out)."""
+    H, d, d_v = weights.W_V.shape
+    WOD = _mat(weights.W_O) * _mat(weights.W_D)  # (H d_v, d_out)
+    blocks = []
+    for h in range(H):
+        part = arb_mat([[WOD[h * d_v + i, j] for j in range(WOD.ncols())] for i in range(d_v)])
+        blocks.append(_mat(weights.W_V[h]) * part)  # (d, d_out)
+    return arb_mat([[B[i, j] for j in range(B.ncols())] for B in blocks for i in range(d)])
+
+
+def forward_ball(contexts, queries, weights: Weights, *, skip: bool = False, Z: arb_mat | None = None) -> arb_mat:
+    """Eqs. (1)-(6) in balls: an arb_mat (T x d_out) enclosing yhat."""
+    if Z is None:
+        Z = feature_matrix_ball(contexts, queries, weights.W_K, weights.W_Q)
+    Y = Z * readout_matrix_ball(weights)
+    if skip:
+        Y = Y + _mat(queries) * _mat(weights.W_D)
+    return Y
+
+
+def residual_bound(Yhat: arb_mat, labels) -> tuple[arb, float]:
+    """max_t,j |yhat - y| as an arb ball, and its float upper bound."""
+    y = np.asarray(labels, dtype=np.float64)
+    worst = arb(0)
+    for i in range(Yhat.nrows()):
+        for j in range(Yhat.ncols()):
+            diff = abs(Yhat[i, j] - arb(float(y[i, j])))
+            worst = worst.max(diff)
+    return worst, float(worst.upper())
