@@ -85,13 +85,18 @@ def certainly_less_equal(a, b) -> Decision:
 
 
 def upper(x) -> float:
-    """A float >= every point of the ball (rounded outward)."""
-    return float(_ball(x).upper())
+    """A float >= every point of the ball (``float(arb)`` rounds to nearest,
+    so one step up makes it rigorous)."""
+    import math
+
+    return math.nextafter(float(_ball(x).upper()), math.inf)
 
 
 def lower(x) -> float:
-    """A float <= every point of the ball (rounded outward)."""
-    return float(_ball(x).lower())
+    """A float <= every point of the ball (one step down after rounding)."""
+    import math
+
+    return math.nextafter(float(_ball(x).lower()), -math.inf)
 
 
 @contextmanager

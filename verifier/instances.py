@@ -233,16 +233,21 @@ def make_instance(*, H: int = 2, n: int = 3, d: int = 6, d_h: int | None = None,
         pe = sinusoidal_encoding(n + 1, d)
         E = rng.uniform(0.0, 1.0, (T, n, d)) + pe[1:][None]
         e = rng.uniform(0.0, 1.0, (T, d)) + pe[0][None]
-    else:  # sumconst: 1^T x = 1 for every token (contexts and queries)
-        E = rng.standard_normal((T, n, d))
-        e = rng.standard_normal((T, d))
-        E = E - (E.mean(axis=-1, keepdims=True) - 1.0 / d)
-        e = e - (e.mean(axis=-1, keepdims=True) - 1.0 / d)
+    else:  # sumconst: 1^T x = 1 EXACTLY for every token (contexts and queries):
+        # dyadic entries (k / 256) so the last coordinate 1 - sum(others) is exact
+        def _sum_one(shape):
+            x = rng.integers(-512, 513, shape + (d,)).astype(np.float64) / 256.0
+            x[..., -1] = 1.0 - x[..., :-1].sum(axis=-1)
+            return x
+
+        E = _sum_one((T, n))
+        e = _sum_one((T,))
     if degenerate == "repeated-queries":
         e = np.broadcast_to(e[:1], e.shape).copy()
     elif degenerate == "low-kruskal-queries":
-        basis = rng.standard_normal((2, d))
-        e = rng.standard_normal((T, 2)) @ basis
+        # integer factors: the float64 product is exactly rank 2 (a float
+        # product of Gaussian factors is, exactly, full rank)
+        e = (rng.integers(-4, 5, (T, 2)) @ rng.integers(-4, 5, (2, d))).astype(np.float64)
     elif degenerate == "rank-deficient-context" and n >= 2:
         E[:, 1, :] = E[:, 0, :]
     elif degenerate == "cls-queries":

@@ -24,7 +24,7 @@ def forward_torch(contexts, queries, W_Q, W_K, W_V, W_O, W_D, *, skip: bool = Fa
     device = device or default_device()
 
     def t(x):
-        return torch.as_tensor(np.asarray(x) if not isinstance(x, torch.Tensor) else x,
+        return torch.as_tensor(np.array(x) if not isinstance(x, torch.Tensor) else x,
                                dtype=dtype, device=device)
 
     E, e = t(contexts), t(queries)
@@ -47,10 +47,10 @@ def feature_matrix_torch(contexts, queries, W_K, W_Q, *, dtype=None, device=None
 
     dtype = dtype or torch.float64
     device = device or default_device()
-    E = torch.as_tensor(np.asarray(contexts), dtype=dtype, device=device)
-    e = torch.as_tensor(np.asarray(queries), dtype=dtype, device=device)
-    WQ = torch.as_tensor(np.asarray(W_Q), dtype=dtype, device=device)
-    WK = torch.as_tensor(np.asarray(W_K), dtype=dtype, device=device)
+    E = torch.as_tensor(np.array(contexts), dtype=dtype, device=device)
+    e = torch.as_tensor(np.array(queries), dtype=dtype, device=device)
+    WQ = torch.as_tensor(np.array(W_Q), dtype=dtype, device=device)
+    WK = torch.as_tensor(np.array(W_K), dtype=dtype, device=device)
     p = torch.einsum("td,hdk->thk", e, WQ)
     u = torch.einsum("thk,hdk->thd", p, WK)
     s = torch.softmax(torch.einsum("tnd,thd->thn", E, u), dim=-1)
