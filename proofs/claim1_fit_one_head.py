@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from verifier import model
 from verifier.errors import ConstructionFailed
 
 
@@ -42,7 +43,6 @@ def build_claim1_attention(contexts, queries, targets) -> np.ndarray:
     Raises ConstructionFailed("Claim 1", ...) when the queries are dependent
     (Assumption 1 fails) or a context is rank deficient (Assumption 2 fails).
     """
-    contexts = np.asarray(contexts, dtype=np.float64)
     queries = np.asarray(queries, dtype=np.float64)
     targets = np.asarray(targets, dtype=np.float64)
     k, n, d = contexts.shape
@@ -52,12 +52,11 @@ def build_claim1_attention(contexts, queries, targets) -> np.ndarray:
         raise ConstructionFailed("Claim 1", "targets must lie in the open simplex (all entries > 0)")
     a = np.log(targets)  # logits with softmax(a) = s
     B = np.empty((d, k))
-    shared = bool(np.all(contexts == contexts[0]))
-    cache = None
-    for t in range(k):
-        if cache is None or not shared:
-            cache = right_inverse(contexts[t], t)
-        B[:, t] = cache @ a[t]  # b = E^+ a, so E b = a
+    if model.is_shared(contexts) or k == 1:
+        B[:] = right_inverse(contexts[0], 0) @ a.T  # b = E^+ a, so E b = a
+    else:
+        for t in range(k):
+            B[:, t] = right_inverse(contexts[t], t) @ a[t]
     Q = queries.T  # d x k
     sq = np.linalg.svd(Q, compute_uv=False)
     if k > d or sq[-1] <= 1e-12 * max(sq[0], 1.0):

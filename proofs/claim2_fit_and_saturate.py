@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from verifier import model
 from verifier.errors import ConstructionFailed
 
 from .claim1_fit_one_head import build_claim1_attention
@@ -44,24 +45,23 @@ class Claim2Construction:
 def build_claim2_attention(contexts, queries, J, targets, saturated, eps: float,
                            rng: np.random.Generator, *, vw=None, max_tries: int = 5) -> Claim2Construction:
     """W = W* + c v w^T; ``vw`` reuses a Lemma 3 pair chosen beforehand."""
-    contexts = np.asarray(contexts, dtype=np.float64)
     queries = np.asarray(queries, dtype=np.float64)
     J, saturated = list(J), list(saturated)
     n = contexts.shape[1]
-    W_star = build_claim1_attention(contexts[J], queries[J], targets) if J else np.zeros((contexts.shape[2],) * 2)
+    W_star = build_claim1_attention(model.select(contexts, J), queries[J], targets) if J \
+        else np.zeros((contexts.shape[2],) * 2)
     for attempt in range(max_tries):
         v, w = vw if (vw is not None and attempt == 0) else build_saturation_vectors(queries, J, rng)
         if not saturated:
             return Claim2Construction(W_star, W_star, v, w, 0.0, eps, (), np.zeros(0, int),
                                       np.zeros(0), np.zeros(0))
-        istar, gap, _ = saturation_profile(contexts, queries, v, w, saturated)
-        scale = np.abs(contexts[saturated] @ v).max() * np.abs(queries[saturated] @ w).max()
-        if np.all(gap > 1e-9 * max(scale, 1e-300)):
+        istar, gap, a = saturation_profile(contexts, queries, v, w, saturated)
+        if np.all(gap > 1e-9 * max(np.abs(a).max(), 1e-300)):
             break
     else:
         raise ConstructionFailed("Lemma 3", "no W' with a unique maximum for every saturated example "
                                  "(a query lies in span of J's queries, or a context has repeated tokens)")
-    base = np.einsum("tnd,td->tn", contexts[saturated], queries[saturated] @ W_star.T)  # E (W* e)
+    base = model.context_products(model.select(contexts, saturated), queries[saturated] @ W_star.T)  # E (W* e)
     R = logit_spread(base, istar)
     c = max(saturation_constant(float(Rt), float(gt), eps, n) for Rt, gt in zip(R, gap))
     return Claim2Construction(W_star + c * np.outer(v, w), W_star, v, w, float(c), float(eps),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from verifier import model
 from verifier.errors import ConstructionFailed
 
 
@@ -41,9 +42,9 @@ def saturation_profile(contexts, queries, v, w, rows):
     """For each t in rows: the logits a'^(t) = E^(t) W' e^(t) = (w.e^(t)) E^(t) v,
     the argmax i*(t) and the gap g(t) = a'_(1) - a'_(2) between the largest
     two entries (Eq. 21 asks g > 0). Returns (argmax, gap, logits)."""
-    contexts = np.asarray(contexts, dtype=np.float64)[list(rows)]
-    queries = np.asarray(queries, dtype=np.float64)[list(rows)]
-    a = (queries @ w)[:, None] * (contexts @ v)  # (k, n)
+    rows = list(rows)
+    Ev = model.context_products(model.select(contexts, rows), np.broadcast_to(v, (len(rows), len(v))))
+    a = (np.asarray(queries)[rows] @ w)[:, None] * Ev  # (k, n)
     order = np.sort(a, axis=1)
     gap = order[:, -1] - order[:, -2] if a.shape[1] > 1 else np.full(a.shape[0], np.inf)
     return np.argmax(a, axis=1), gap, a

@@ -86,7 +86,9 @@ class Construction:
 def _limit_rows(contexts, rows, istar) -> np.ndarray:
     """z^inf = E^(t)[i*(t)]: the token a saturated head picks."""
     rows = np.asarray(rows, dtype=int)
-    return contexts[rows, istar, :] if len(rows) else np.zeros((0, contexts.shape[2]))
+    if not len(rows):
+        return np.zeros((0, contexts.shape[2]))
+    return contexts[0][istar] if model.is_shared(contexts) else contexts[rows, istar, :]
 
 
 def _split_free(res: np.ndarray, scale: float, limit: int) -> list:
@@ -111,28 +113,47 @@ def _lstsq_coeffs(Y: np.ndarray, basis: np.ndarray) -> np.ndarray:
     return np.linalg.solve(R, Q.T @ Y.T).T
 
 
+def _sigma_min(X: np.ndarray) -> float:
+    """Smallest singular value of a short-wide X (float estimate, via X X^T)."""
+    if X.shape[0] == 0:
+        return float("inf")
+    ev = np.linalg.eigvalsh(X @ X.T)
+    return float(np.sqrt(max(ev[0], 0.0)))
+
+
 def _best_targets(rng, contexts, J, offset, n, draws: int):
     """Interior targets for J maximising sigma_min of X = s^T E - offset."""
     best = None
+    EJ = model.select(contexts, J)
     for _ in range(draws):
         s = interior_targets(rng, len(J), n)
-        X = np.einsum("jn,jnd->jd", s, contexts[J]) - offset
-        sv = np.linalg.svd(X, compute_uv=False) if len(J) else np.array([np.inf])
-        if best is None or sv[-1] > best[0]:
-            best = (sv[-1], s, X)
+        X = model.head_outputs(EJ, s[:, None, :])[:, 0] - offset
+        sig = _sigma_min(X)
+        if best is None or sig > best[0]:
+            best = (sig, s, X)
     return best[1], best[2]
 
 
 def factor_attention(W: np.ndarray, d_h: int, head: int = 0) -> tuple[np.ndarray, np.ndarray, int]:
-    """W = W_K W_Q^T with W_K, W_Q in R^{d x d_h} by a thin SVD; refuses rank W > d_h."""
-    U, S, Vt = np.linalg.svd(W)
+    """W = W_K W_Q^T with W_K, W_Q in R^{d x d_h} by a thin SVD; refuses rank W > d_h.
+
+    For d >> d_h the SVD is taken on the range of W G (G a fixed Gaussian
+    d x (d_h + 8) sketch), which holds the whole range when rank W <= d_h + 8
+    and still exposes a singular value d_h + 1 when rank W > d_h."""
+    d = W.shape[0]
+    if d > d_h + 16:
+        G = np.random.default_rng(12345).standard_normal((d, d_h + 8))
+        Qr, _ = np.linalg.qr(W @ G)
+        U, S, Vt = np.linalg.svd(Qr.T @ W, full_matrices=False)
+        U = Qr @ U
+    else:
+        U, S, Vt = np.linalg.svd(W)
     tol = 1e-10 * max(S[0], 1e-300)
     rank = int(np.sum(S > tol))
     if rank > d_h:
         raise ConstructionFailed("factorisation", f"rank W^{head + 1} = {rank} exceeds d_h = {d_h}: "
                                  "W_K (W_Q)^T cannot represent it")
-    d = W.shape[0]
-    k = min(d_h, d)
+    k = min(d_h, d, len(S))
     root = np.sqrt(S[:k])
     W_K = np.zeros((d, d_h))
     W_Q = np.zeros((d, d_h))
@@ -142,7 +163,7 @@ def factor_attention(W: np.ndarray, d_h: int, head: int = 0) -> tuple[np.ndarray
 
 
 def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, margin: float = 0.25,
-                            target_draws: int = 8, factor: bool = True) -> Construction:
+                            target_draws: int = 4, factor: bool = True) -> Construction:
     """Proposition 1's key/query weights for ``instance`` (App. B).
 
     ``r`` overrides min(n, d_h) (Remark 1 passes min(n, k, d_h)); the target rank
@@ -185,15 +206,16 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
             Zinf_I = _limit_rows(E, basis, istar_I)
             offset = A_J @ Zinf_I
         targets, X_inf = _best_targets(rng, E, J, offset, n, target_draws)
+        EJ, Erest = model.select(E, J), model.select(E, rest)
         # Rows of `rest` that are independent of the lower block for free.
         room = target - len(basis) - k
         if first:
             W_h_star = None
             from .claim1_fit_one_head import build_claim1_attention
 
-            W[h] = build_claim1_attention(E[J], e[J], targets)
-            z_rest_limit = model.head_outputs(E[rest], model.softmax(
-                model.logits_from_attention_matrices(E[rest], e[rest], W[h][None])))[:, 0] if rest else np.zeros((0, d))
+            W[h] = build_claim1_attention(EJ, e[J], targets)
+            z_rest_limit = model.head_outputs(Erest, model.softmax(
+                model.logits_from_attention_matrices(Erest, e[rest], W[h][None])))[:, 0] if rest else np.zeros((0, d))
         else:
             z_rest_limit = _limit_rows(E, rest, istar_rest)
         y_rest = z_rest_limit - (A[rest] @ Zinf_I if not first else 0.0)
@@ -201,8 +223,7 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
         free_idx = _split_free(res, max(x_max, 1.0), room)
         F = [rest[i] for i in free_idx]
         Y_inf = np.vstack([X_inf, y_rest[free_idx]]) if F else X_inf
-        sv = np.linalg.svd(Y_inf, compute_uv=False) if Y_inf.shape[0] else np.array([np.inf])
-        sigma = float(sv[-1])
+        sigma = _sigma_min(Y_inf)
         if not first:
             delta = np.concatenate([np.zeros(k), np.ones(len(F))])
             kappa = float(np.sqrt(np.sum((delta + np.abs(np.vstack([A_J, A[F]]) if F else np.abs(A_J)).sum(axis=1)) ** 2)))
@@ -217,7 +238,7 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
         Zh = blocks[:, h]
         lower = J + F
         Y_c = Zh[lower] - (np.vstack([A_J, A[F]]) if F else A_J) @ Zh[basis] if basis else Zh[lower]
-        actual = float(np.linalg.norm(Y_c - Y_inf, 2)) if len(lower) else 0.0
+        actual = float(np.sqrt(max(np.linalg.eigvalsh((Y_c - Y_inf) @ (Y_c - Y_inf).T)[-1], 0.0))) if len(lower) else 0.0
         # Update the row-echelon representation (App. B's row operations).
         A_lower = np.vstack([A_J, A[F]]) if F else A_J
         free = set(F)

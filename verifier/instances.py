@@ -72,7 +72,7 @@ class Instance:
 
     @property
     def shared_context(self) -> bool:
-        return bool(np.all(self.contexts == self.contexts[:1]))
+        return self.T == 1 or self.contexts.strides[0] == 0
 
     def fingerprint(self) -> str:
         h = hashlib.sha256()
@@ -93,12 +93,17 @@ class Instance:
 
     def subset(self, rows) -> "Instance":
         rows = np.asarray(rows, dtype=int)
-        return replace(self, contexts=_frozen(self.contexts[rows]),
+        return replace(self, contexts=_frozen(self.contexts[rows[:1]].repeat(len(rows), 0))
+                       if self.shared_context else _frozen(self.contexts[rows]),
                        queries=_frozen(self.queries[rows]), labels=_frozen(self.labels[rows]))
 
 
 def _frozen(a) -> np.ndarray:
+    """A read-only float64 copy; contexts equal across examples are stored as
+    one matrix broadcast over T (stride 0), which the model exploits."""
     a = np.array(a, dtype=np.float64, copy=True)
+    if a.ndim == 3 and a.shape[0] > 1 and np.array_equal(a, np.broadcast_to(a[:1], a.shape)):
+        a = np.broadcast_to(a[0].copy(), a.shape)
     a.setflags(write=False)
     return a
 

@@ -85,22 +85,48 @@ def softmax(a: np.ndarray, axis: int = -1) -> np.ndarray:
     return ex / np.sum(ex, axis=axis, keepdims=True)
 
 
+def is_shared(contexts) -> bool:
+    """True when the contexts are one matrix broadcast over examples (stride 0):
+    how :mod:`verifier.instances` stores shared contexts, so products become
+    single matrix multiplications."""
+    return contexts.ndim == 3 and contexts.shape[0] > 1 and contexts.strides[0] == 0
+
+
+def select(contexts, rows) -> np.ndarray:
+    """contexts[rows], keeping a shared context shared (no T x n x d copy)."""
+    rows = np.asarray(rows, dtype=int)
+    if is_shared(contexts):
+        return np.broadcast_to(contexts[0], (len(rows),) + contexts.shape[1:])
+    return contexts[rows]
+
+
+def context_products(contexts, U) -> np.ndarray:
+    """E^(t) u for every example: U (T, d) -> (T, n) or U (T, H, d) -> (T, H, n)."""
+    if is_shared(contexts):
+        return U @ contexts[0].T
+    if U.ndim == 2:
+        return np.matmul(contexts, U[:, :, None])[:, :, 0]
+    return np.matmul(U, contexts.transpose(0, 2, 1))
+
+
 def logits(contexts, queries, W_K, W_Q) -> np.ndarray:
     """Eq. (1) for every example and head: (T, H, n)."""
-    p = np.einsum("td,hdk->thk", queries, W_Q)  # W_Q^T e   (T, H, d_h)
-    u = np.einsum("thk,hdk->thd", p, W_K)  # W_K p     (T, H, d)
-    return np.einsum("tnd,thd->thn", contexts, u)
+    p = np.matmul(queries[None], W_Q)  # W_Q^T e   (H, T, d_h)
+    u = np.matmul(p, W_K.transpose(0, 2, 1))  # W_K p     (H, T, d)
+    return context_products(contexts, u.transpose(1, 0, 2))
 
 
 def logits_from_attention_matrices(contexts, queries, W) -> np.ndarray:
     """Eq. (1) with W^h given as (H, d, d) matrices: a = E (W^h e)."""
-    u = np.einsum("hij,tj->thi", W, queries)
-    return np.einsum("tnd,thd->thn", contexts, u)
+    u = np.matmul(queries[None], W.transpose(0, 2, 1))  # (H, T, d)
+    return context_products(contexts, u.transpose(1, 0, 2))
 
 
 def head_outputs(contexts, S) -> np.ndarray:
     """Eq. (3): z_h^(t) = E^(t)^T s_h^(t), shape (T, H, d)."""
-    return np.einsum("thn,tnd->thd", S, contexts)
+    if is_shared(contexts):
+        return S @ contexts[0]
+    return np.matmul(S, contexts)
 
 
 def feature_matrix_from_scores(contexts, S) -> np.ndarray:

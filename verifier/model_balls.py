@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from flint import arb, arb_mat
 
+from . import model
 from .model import Weights
 
 
@@ -45,7 +46,6 @@ def scores_ball(contexts, queries, W_K=None, W_Q=None, *, W=None, rows=None):
     """Softmax scores s_h^(t) as nested lists ``S[t][h] -> list of n arb``
     for the examples in ``rows`` (default all).  Eq. (1) is evaluated as
     u = W_K (W_Q^T e) (or u = W e), a = E u."""
-    contexts = np.asarray(contexts, dtype=np.float64)
     queries = np.asarray(queries, dtype=np.float64)
     rows = range(contexts.shape[0]) if rows is None else list(rows)
     H = (W if W is not None else W_K).shape[0]
@@ -57,7 +57,7 @@ def scores_ball(contexts, queries, W_K=None, W_Q=None, *, W=None, rows=None):
         else:
             P = Q * _mat(W_Q[h])  # (T', d_h)
             U.append(P * _mat(W_K[h]).transpose())  # (T', d)
-    shared = bool(np.all(contexts[rows] == contexts[rows[0]]))
+    shared = model.is_shared(contexts) or len(rows) == 1
     S = []
     if shared:
         Et = _mat(contexts[rows[0]]).transpose()  # (d, n)
@@ -78,18 +78,16 @@ def _col(U: arb_mat, i: int) -> arb_mat:
 
 def feature_matrix_ball(contexts, queries, W_K=None, W_Q=None, *, W=None, rows=None) -> arb_mat:
     """Eq. (7): an arb_mat enclosing Z (rows restricted to ``rows``)."""
-    contexts = np.asarray(contexts, dtype=np.float64)
     rows = list(range(contexts.shape[0])) if rows is None else list(rows)
     S = scores_ball(contexts, queries, W_K, W_Q, W=W, rows=rows)
-    return feature_matrix_from_scores_ball(contexts[rows], S)
+    return feature_matrix_from_scores_ball(model.select(contexts, rows), S)
 
 
 def feature_matrix_from_scores_ball(contexts, S) -> arb_mat:
     """Eq. (3)/(7) from ball scores ``S[t][h]``: row t = [E^(t)^T s_h^(t)]_h."""
-    contexts = np.asarray(contexts, dtype=np.float64)
     T, n, d = contexts.shape
     H = len(S[0])
-    shared = bool(np.all(contexts == contexts[0]))
+    shared = model.is_shared(contexts) or T == 1
     out = []
     if shared:
         E = _mat(contexts[0])

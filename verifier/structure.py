@@ -50,6 +50,7 @@ __all__ = [
     "block_sum_null_vectors",
     "null_vectors_independent",
     "scores_matrix_ball",
+    "stack_scores",
     "kron_identity",
     "ball_annihilation",
     "simplex_point",
@@ -141,7 +142,11 @@ def scores_matrix_ball(contexts, queries, W_K=None, W_Q=None, *, W=None) -> arb_
     """``S = [S_1 ... S_H]`` (T x Hn) enclosing the softmax scores of the
     model (:func:`verifier.model_balls.scores_ball`): row t, block h is
     ``s_h^(t)``."""
-    S = scores_ball(contexts, queries, W_K, W_Q, W=W)
+    return stack_scores(scores_ball(contexts, queries, W_K, W_Q, W=W))
+
+
+def stack_scores(S) -> arb_mat:
+    """Nested ball scores ``S[t][h] -> n arb`` as the T x Hn matrix [S_1 ... S_H]."""
     return arb_mat([[x for blk in row for x in blk] for row in S])
 
 
