@@ -232,3 +232,26 @@ def error_evidence(statement: str, message: str, *, instance: dict | None = None
                     prec_bits=None, tolerance=None, claimed=None, measured=None,
                     margin=None, hypotheses=(), certificates=(), instance=dict(instance or {}),
                     seconds=seconds, reason=message)
+
+
+def hypothesis_from_evidence(name: str, ev: Evidence) -> Hypothesis:
+    """A checked statement used as a hypothesis of another: verified ->
+    certified (or evidence when only numerical), refuted -> refuted, anything
+    else -> evidence (with the sub-check's reason)."""
+    if ev.verdict == "verified":
+        return Hypothesis(name, "certified" if ev.certified else "evidence", ev.reason)
+    if ev.verdict in ("refuted", "hypotheses-unmet"):
+        return Hypothesis(name, "refuted", ev.reason)
+    return Hypothesis(name, "evidence", f"{ev.verdict}: {ev.reason}")
+
+
+def brief(values, limit: int = 12):
+    """A short JSON-able rendering of a long index list / array for trails."""
+    import numpy as np
+
+    a = np.asarray(values)
+    if a.size <= limit:
+        return jsonable(np.round(a, 6) if a.dtype.kind == "f" else a)
+    flat = a.ravel()
+    head = np.round(flat[:limit], 6) if a.dtype.kind == "f" else flat[:limit]
+    return {"first": jsonable(head), "count": int(a.size), "shape": list(a.shape)}

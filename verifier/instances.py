@@ -204,8 +204,8 @@ def make_instance(*, H: int = 2, n: int = 3, d: int = 6, d_h: int | None = None,
     positions 1..n; the query has position 0), "sumconst" (every token sums
     to 1: Prop. 5's hypothesis).
     degenerate: break an assumption on purpose: "repeated-queries" (every
-    query equal: Kruskal rank 1), "low-kruskal-queries" (queries in a 2-dim
-    subspace), "rank-deficient-context" (token 2 repeats token 1 in every
+    query equal: Kruskal rank 1), "low-kruskal-queries" (queries b1 + t b2 in a 2-dim
+    subspace, integer entries: Kruskal rank exactly 2), "rank-deficient-context" (token 2 repeats token 1 in every
     context), "cls-queries" (every query is one [CLS] vector plus position 0).
     """
     if context not in CONTEXT_KINDS:
@@ -252,7 +252,11 @@ def make_instance(*, H: int = 2, n: int = 3, d: int = 6, d_h: int | None = None,
     elif degenerate == "low-kruskal-queries":
         # integer factors: the float64 product is exactly rank 2 (a float
         # product of Gaussian factors is, exactly, full rank)
-        e = (rng.integers(-4, 5, (T, 2)) @ rng.integers(-4, 5, (2, d))).astype(np.float64)
+        # every two independent, every three dependent: Kruskal rank exactly 2
+        b = rng.integers(-4, 5, (2, d)).astype(np.float64)
+        while np.linalg.matrix_rank(b) < 2:
+            b = rng.integers(-4, 5, (2, d)).astype(np.float64)
+        e = b[0][None, :] + np.arange(T, dtype=np.float64)[:, None] * b[1][None, :]
     elif degenerate == "rank-deficient-context" and n >= 2:
         E[:, 1, :] = E[:, 0, :]
     elif degenerate == "cls-queries":

@@ -76,32 +76,40 @@ def _col(U: arb_mat, i: int) -> arb_mat:
     return arb_mat([[U[i, j]] for j in range(U.ncols())])
 
 
-def feature_matrix_ball(contexts, queries, W_K=None, W_Q=None, *, W=None, rows=None) -> arb_mat:
-    """Eq. (7): an arb_mat enclosing Z (rows restricted to ``rows``)."""
+def feature_matrix_ball(contexts, queries, W_K=None, W_Q=None, *, W=None, rows=None, cols=None) -> arb_mat:
+    """Eq. (7): an arb_mat enclosing Z, restricted to ``rows`` and to the
+    columns ``cols`` of R^{Hd} (column j is coordinate j % d of head j // d)."""
     rows = list(range(contexts.shape[0])) if rows is None else list(rows)
     S = scores_ball(contexts, queries, W_K, W_Q, W=W, rows=rows)
-    return feature_matrix_from_scores_ball(model.select(contexts, rows), S)
+    return feature_matrix_from_scores_ball(model.select(contexts, rows), S, cols=cols)
 
 
-def feature_matrix_from_scores_ball(contexts, S) -> arb_mat:
+def feature_matrix_from_scores_ball(contexts, S, *, cols=None) -> arb_mat:
     """Eq. (3)/(7) from ball scores ``S[t][h]``: row t = [E^(t)^T s_h^(t)]_h."""
     T, n, d = contexts.shape
     H = len(S[0])
+    cols = list(range(H * d)) if cols is None else [int(j) for j in cols]
+    by_head: dict[int, list[int]] = {}
+    for j in cols:
+        by_head.setdefault(j // d, []).append(j % d)
     shared = model.is_shared(contexts) or T == 1
-    out = []
-    if shared:
-        E = _mat(contexts[0])
-        blocks = [arb_mat([S[t][h] for t in range(T)]) * E for h in range(H)]  # (T, d)
-        for t in range(T):
-            out.append([x for h in range(H) for x in _row(blocks[h], t)])
-        return arb_mat(out)
-    for t in range(T):
-        Et = _mat(contexts[t]).transpose()
-        row = []
-        for h in range(H):
-            row.extend((Et * arb_mat([[x] for x in S[t][h]])).entries())
-        out.append(row)
-    return arb_mat(out)
+    parts = {}  # head -> arb_mat (T x len(coords))
+    for h, coords in by_head.items():
+        if shared:
+            parts[h] = arb_mat([S[t][h] for t in range(T)]) * _mat(contexts[0][:, coords])
+        else:
+            rows_h = []
+            for t in range(T):
+                Et = _mat(contexts[t][:, coords]).transpose()
+                rows_h.append((Et * arb_mat([[x] for x in S[t][h]])).entries())
+            parts[h] = arb_mat(rows_h)
+    pos = {h: 0 for h in by_head}
+    order = []
+    for j in cols:
+        h = j // d
+        order.append((h, pos[h]))
+        pos[h] += 1
+    return arb_mat([[parts[h][t, i] for (h, i) in order] for t in range(T)])
 
 
 def readout_matrix_ball(weights: Weights) -> arb_mat:

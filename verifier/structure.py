@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from flint import arb, arb_mat
+from flint import arb, arb_mat, fmpq, fmpz
 
 from .compare import Decision, certainly_nonzero, upper
 from .errors import InvalidInstance
@@ -53,6 +53,7 @@ __all__ = [
     "stack_scores",
     "kron_identity",
     "ball_annihilation",
+    "ball_contains_rational",
     "simplex_point",
     "prove_stochastic_blocks_annihilated",
     "prove_shared_factorisation",
@@ -171,6 +172,21 @@ def ball_annihilation(M: arb_mat, vectors) -> BallAnnihilation:
             if certainly_nonzero(x) is Decision.TRUE:
                 bad.append((j, i))
     return BallAnnihilation(Decision.FALSE if bad else Decision.TRUE, worst, rad, len(vectors), tuple(bad))
+
+
+def _dyadic(x: arb) -> fmpq:
+    """An exact arb (a midpoint or a radius) as a rational."""
+    m, e = x.man_exp()
+    return fmpq(m) * (fmpq(2) ** int(e)) if e >= 0 else fmpq(m, fmpz(2) ** int(-e))
+
+
+def ball_contains_rational(x: arb, q) -> bool:
+    """Exact test ``|mid(x) - q| <= rad(x)`` over Q.  (``arb.contains(fmpq)``
+    first rounds q to a ball at the working precision, and then asks for the
+    WHOLE rounded ball to lie inside x, which fails spuriously.)"""
+    q = q if isinstance(q, fmpq) else fmpq(*float(q).as_integer_ratio())
+    diff = _dyadic(x.mid()) - q
+    return (diff if diff >= 0 else -diff) <= _dyadic(x.rad())
 
 
 # ------------------------------------------------------------- sympy proofs

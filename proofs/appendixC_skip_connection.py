@@ -1,0 +1,69 @@
+"""Appendix C: Theorem 1 with a skip connection.
+
+Statement
+---------
+With the skip connection, Eq. (5) becomes o = W_O^T [o_1; ...; o_H] + e, so
+yhat = W_D^T (W_O^T [...] + e). Memorize the shifted labels
+    y'^(t) = y^(t) - W_D^T e^(t)   (= y^(t) minus the first d_out coordinates
+                                     of e^(t) for W_D = [I_{d_out}; 0])
+with Theorem 1; the same weights then memorize y with the skip connection.
+
+Construction
+------------
+Theorem 1's construction (Prop. 1 + Step 2) on the labels y', W_D = [I; 0].
+
+Checks
+------
+rank(Z) = T certified; the exact readout for y' enclosed in balls and the
+forward pass WITH the skip connection (yhat = Z M + e W_D) enclosed within
+1e-20 of y (T <= 60); the float64 weights' residual reported.
+
+Not established
+---------------
+As for Theorem 1: random instances; the readout is linear in the labels.
+
+References
+----------
+arXiv:2306.02010v3, App. C.
+
+>>> from verifier.instances import make_instance
+>>> check_appendixC(make_instance(H=3, n=3, d=5, d_out=2, d_v=2, seed=0)).verdict
+'verified'
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from verifier.compare import Decision
+from verifier.evidence import Evidence, conclude
+from verifier.instances import make_instance
+from verifier.model import Weights, forward
+from verifier.registry import negative_control, statement
+
+from .proposition1_rank_induction import build_key_query_weights
+from .step2_linear_readout import build_readout, solve_readout_float
+from .theorem1_memorization import memorize
+
+
+@statement("appendixC", H=3, n=3, d=5, d_out=2, d_v=2)
+def check_appendixC(instance, *, prec: int = 128, seed: int = 0, save_weights: str | None = None,
+                    **options) -> Evidence:
+    return memorize(instance, prec=prec, seed=seed, skip=True, save=save_weights, statement_id="appendixC")
+
+
+@negative_control("appendixC", "unshifted labels: Theorem 1's weights for y, run WITH the skip, miss y",
+                  expect=("refuted",))
+def control_unshifted_labels(*, prec: int = 128, seed: int = 0) -> Evidence:
+    """The shift is necessary: weights fitted to y (no shift) and run with the
+    skip connection give yhat = y + W_D^T e != y. Decided in float64: the miss
+    is of the size of the queries, 1e14 times the float64 residual."""
+    inst = make_instance(H=3, n=3, d=5, d_out=2, d_v=2, seed=seed)
+    con = build_key_query_weights(inst, seed=seed)
+    M = solve_readout_float(con.Z, np.asarray(inst.labels))
+    weights = Weights(con.W_Q, con.W_K, *build_readout(M, inst.H, inst.d, inst.d_v, inst.d_out))
+    miss = float(np.abs(forward(inst.contexts, inst.queries, weights, skip=True) - inst.labels).max())
+    tol = 1e-8
+    return conclude("appendixC", Decision.FALSE if miss > tol else Decision.TRUE,
+                    claimed="unshifted labels memorized with the skip connection",
+                    measured={"max |yhat - y|": miss}, certified=False, method="float64", tolerance=tol,
+                    reason=f"without the shift yhat misses y by {miss:.3g} (> {tol:g})")
