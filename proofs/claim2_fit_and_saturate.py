@@ -13,19 +13,61 @@ Construction
 ------------
 W* = build_claim1_attention(J); (v, w) = build_saturation_vectors(J);
 c = max over the saturated examples of Lemma 4's c0(eps).
+
+Checks
+------
+J = the first min(r-1, T) examples, targets drawn from ``seed``, every other
+example saturated; ``eps`` default 1e-3.
+
+1. Hypotheses: n < d; rank E^(t) = n for every t (exact); Kruskal rank of
+   the queries >= |J| + 1 (Lemma 3's hypothesis, implied by Assumption 1
+   since |J| + 1 <= r <= n; exact by exhaustion when affordable, else
+   evidence).  ConstructionFailed is caught and its step named.
+2. The weights as the model stores them: W* factored at rank |J|
+   (W_K^* W_Q^*T) and W' appended as one more column,
+   W_K = [W_K^*, v], W_Q = [W_Q^*, c w] in R^{d x r}: rank W <= r is
+   structural.  Also the builder's float W = W* + c v w^T itself.
+3. For both, in arb balls (:func:`verifier.model_balls.scores_ball`):
+   max_{j in J, i} |s_i^(j) - target| certainly < ``tol`` (1e-10, as in
+   Claim 1: W' e^(j) is 0 only up to float rounding, c |v| 1e-16 in the
+   logits), and for t not in J ||s^(t) - one-hot(i*)||_1 = 2 sum_{i != i*} s_i
+   certainly <= eps.
+4. i* = argmax E^(t) W' e^(t) is certified unique (Eq. 21's gap > 0 in
+   balls), so sbar^(t) is well defined and depends only on W' and the data.
+
+Not established
+---------------
+"Exactly" on J is checked to ``tol`` on float weights (Claim 1's checker
+has the exact identity).  Only one J (the first examples) and one eps.
+
+References
+----------
+arXiv:2306.02010v3, App. B.1 (proof of Claim 2), App. D (Lemmas 3-4).
+
+>>> from verifier.instances import make_instance
+>>> check_claim2(make_instance(H=2, n=3, d=5, seed=0)).verdict
+'verified'
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+from flint import arb
 
 from verifier import model
-from verifier.errors import ConstructionFailed
+from verifier.compare import Decision, certainly_less, certainly_less_equal, certainly_positive, upper, workprec
+from verifier.errors import ConstructionFailed, InvalidInstance
+from verifier.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.instances import make_instance
+from verifier.kruskal import kruskal_rank_at_least
+from verifier.model_balls import scores_ball
+from verifier.registry import negative_control, statement
 
-from .claim1_fit_one_head import build_claim1_attention
+from .claim1_fit_one_head import (TOLERANCE, build_claim1_attention, contexts_full_row_rank, interior_targets,
+                                  n_less_than_d, queries_independent)
 from .lemma3_rank_one_saturation import build_saturation_vectors, saturation_profile
-from .lemma4_softmax_saturation import logit_spread, saturation_constant
+from .lemma4_softmax_saturation import logit_spread, saturation_constant, saturation_logits
 
 
 @dataclass(frozen=True)
@@ -66,3 +108,113 @@ def build_claim2_attention(contexts, queries, J, targets, saturated, eps: float,
     c = max(saturation_constant(float(Rt), float(gt), eps, n) for Rt, gt in zip(R, gap))
     return Claim2Construction(W_star + c * np.outer(v, w), W_star, v, w, float(c), float(eps),
                               tuple(saturated), istar, gap, R)
+
+
+def factored_claim2_weights(cons: Claim2Construction, k: int, c: float) -> tuple[np.ndarray, np.ndarray]:
+    """(W_K, W_Q) in R^{d x max(k,0)+1}: W* factored at rank k, plus the column pair (v, c w)."""
+    from .proposition1_construction import factor_attention  # lazy: that module imports this one
+
+    cols_K, cols_Q = [cons.v[:, None]], [(c * cons.w)[:, None]]
+    if k:
+        W_K0, W_Q0, _ = factor_attention(cons.W_star, k)
+        cols_K.insert(0, W_K0)
+        cols_Q.insert(0, W_Q0)
+    return np.hstack(cols_K), np.hstack(cols_Q)
+
+
+def ball_claim2_errors(contexts, queries, J, targets, saturated, istar, *, W=None, W_K=None, W_Q=None):
+    """(max fit error on J, max l1 distance to one-hot off J) as arb balls."""
+    S = scores_ball(contexts, queries, W=W[None]) if W is not None else \
+        scores_ball(contexts, queries, W_K[None], W_Q[None])
+    fit, sat = arb(0), arb(0)
+    for j, t in enumerate(J):
+        for i, s in enumerate(S[t][0]):
+            fit = fit.max(abs(s - arb(float(targets[j, i]))))
+    for t, i_star in zip(saturated, istar):
+        s = S[t][0]
+        sat = sat.max(2 * sum((s[i] for i in range(len(s)) if i != i_star), arb(0)))  # sum s = 1
+    return fit, sat
+
+
+def _kruskal_hypothesis(queries, k: int, saturated: bool, limit: int, seed: int) -> Hypothesis:
+    if not saturated:
+        return queries_independent(queries[:k], f"queries of J (|J| = {k})")
+    kr = kruskal_rank_at_least(queries, k + 1, exhaustive_limit=limit, seed=seed)
+    status = {Decision.TRUE: "certified", Decision.FALSE: "refuted", Decision.UNDECIDED: "evidence"}[kr.at_least(k + 1)]
+    return Hypothesis(f"Kruskal rank of the queries >= |J| + 1 = {k + 1} (Lemma 3; Assumption 1)", status,
+                      f"kr in [{kr.lower}, {kr.upper}]" + (f", witness {list(kr.witness)}" if kr.witness else ""))
+
+
+@statement("claim2", H=2, n=3, d=5)
+def check_claim2(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3, tol: float = TOLERANCE,
+                 c: float | None = None, exhaustive_limit: int = 20000, **options) -> Evidence:
+    """Claim 2 with J = the first r-1 examples; ``c`` overrides the construction's c."""
+    if not 0 < eps < 2:
+        raise InvalidInstance(f"eps = {eps} must be in (0, 2)")
+    E, e = instance.contexts, np.asarray(instance.queries)
+    T, n, d, r = instance.T, instance.n, instance.d, instance.r
+    k = min(r - 1, T)
+    J, saturated = list(range(k)), list(range(k, T))
+    rng = np.random.default_rng(seed)
+    targets = interior_targets(rng, k, n)
+    hyps = [n_less_than_d(instance), contexts_full_row_rank(E, range(T)),
+            _kruskal_hypothesis(e, k, bool(saturated), exhaustive_limit, seed)]
+    trail = [Step(f"J = first {k} examples (r - 1), {len(saturated)} saturated; targets from seed {seed}",
+                  uses="Claim 2"), Step("hypotheses", uses="Assumptions 1-2, Lemma 3",
+                                        data={h.name: h.status for h in hyps})]
+    claimed = {"fit on J": f"|s - target| < {tol}", "off J": f"||s - one-hot||_1 <= {eps}", "rank W <=": r}
+    try:
+        cons = build_claim2_attention(E, e, J, targets, saturated, eps, rng)
+    except ConstructionFailed as exc:
+        trail.append(Step(f"construction stopped: {exc}", uses=exc.step))
+        return conclude("claim2", Decision.UNDECIDED, claimed=claimed, measured={"|J|": k}, hypotheses=hyps,
+                        certified=True, method="arb balls", prec_bits=prec, tolerance=tol,
+                        instance=instance.summary(), trail=trail, reason=f"construction failed at {exc.step}: {exc}")
+    c_used = cons.c if c is None else float(c)
+    W_builder = cons.W if c is None else cons.W_star + c_used * np.outer(cons.v, cons.w)
+    W_K, W_Q = factored_claim2_weights(cons, k, c_used)
+    decisions, certs = [], []
+    with workprec(prec):
+        gaps = []
+        for t, i_star in zip(saturated, cons.istar):
+            _, ap = saturation_logits(E[t], e[t], np.zeros((d, d)), cons.v, cons.w)
+            others = [ap[i] for i in range(n) if i != i_star]
+            gaps.append(certainly_positive(ap[i_star] - max(others, key=lambda x: float(x.mid())))
+                        if others else Decision.TRUE)
+        gap = Decision.all(gaps) if gaps else Decision.TRUE
+        decisions.append(gap)
+        for name, kw in (("factored W_K W_Q^T (d x %d factors)" % W_K.shape[1], {"W_K": W_K, "W_Q": W_Q}),
+                         ("builder's float W", {"W": W_builder})):
+            fit, sat = ball_claim2_errors(E, e, J, targets, saturated, cons.istar, **kw)
+            dfit = certainly_less(fit, tol) if J else Decision.TRUE
+            dsat = certainly_less_equal(sat, arb(eps)) if saturated else Decision.TRUE
+            decisions += [dfit, dsat]
+            certs.append({"kind": f"arb balls: {name}", "max fit error on J": str(fit), "fit < tol": dfit.value,
+                          "max l1 distance to one-hot off J": str(sat), "<= eps": dsat.value, "prec_bits": prec})
+    certs.append({"kind": "rank W <= r: W = W_K W_Q^T with inner dimension", "inner dimension": int(W_K.shape[1]),
+                  "r": r, "d_h": instance.d_h, "Eq. (21) gaps certified > 0": gap.value})
+    decision = Decision.all(decisions)
+    measured = {"|J|": k, "saturated": len(saturated), "c": c_used, "c (construction)": cons.c, "eps": eps,
+                "max fit error (upper)": max(upper(x["max fit error on J"]) for x in certs[:2]) if J else 0.0,
+                "max l1 off J (upper)": max(upper(x["max l1 distance to one-hot off J"]) for x in certs[:2])
+                if saturated else 0.0, "rank W <=": int(W_K.shape[1])}
+    trail += [Step("W* from Claim 1 on J; W' = v w^T from Lemma 3; c = max c0(eps) from Lemma 4",
+                   uses="Claims 1-2, Lemmas 3-4", data={"c": c_used, "eps": eps}),
+              Step("softmax of W_K W_Q^T and of the builder's W in arb balls", uses="Claim 2",
+                   data={"decision": decision.value, "max l1 off J": measured["max l1 off J (upper)"]})]
+    return conclude("claim2", decision, claimed=claimed, measured=measured, hypotheses=hyps, certified=True,
+                    method="arb balls", prec_bits=prec, tolerance=tol,
+                    margin=eps - measured["max l1 off J (upper)"], certificates=certs,
+                    instance=instance.summary(), trail=trail)
+
+
+@negative_control("claim2", "c = 0 (no saturation): the examples off J are not within eps of one-hot",
+                  expect=("refuted",))
+def control_claim2_no_saturation(*, prec: int = 128, seed: int = 0) -> Evidence:
+    return check_claim2(make_instance(H=2, n=3, d=5, seed=0), prec=prec, seed=0, c=0.0)
+
+
+@negative_control("claim2", "every query equal (Assumption 1 fails): Claim 1 on J has no solution",
+                  expect=("hypotheses-unmet",))
+def control_claim2_repeated_queries(*, prec: int = 128, seed: int = 0) -> Evidence:
+    return check_claim2(make_instance(H=2, n=3, d=5, degenerate="repeated-queries", seed=0), prec=prec, seed=0)

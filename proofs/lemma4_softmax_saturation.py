@@ -10,12 +10,72 @@ so c >= c0(eps) := (R + ln(2(n-1)/eps)) / g gives error <= eps.
 
 Why: 1 - s_{i*} <= sum_{i != i*} exp(b_i - b_{i*} + c(a'_i - a'_{i*})) <= (n-1) e^{R - cg}
 and the l1 distance to the one-hot vector is 2 (1 - s_{i*}).
+
+Construction
+------------
+The setting of Claim 2: J = the first min(r-1, T-1) examples, W' = v w^T
+from :func:`~proofs.lemma3_rank_one_saturation.build_saturation_vectors`,
+the saturated examples are the others; the base W is Claim 1's W* on J
+(``base="claim1"``) or a Gaussian matrix (``base="gaussian"``, scale
+``base_scale``: "for any W").
+
+Checks
+------
+For every saturated example, in arb balls (logits b = E W e and
+a' = (w^T e) E v from the exact float64 data, softmax by
+:func:`verifier.model_balls.softmax_ball`):
+
+1. Hypothesis: the gap g = a'_{i*} - max_{i != i*} a'_i is certainly > 0.
+2. c0(eps) as a ball; c0_up = a float >= it (so c = c0_up is certainly >= c0).
+3. For c = m c0_up, m in ``multipliers`` (default 1/4, 1, 10, 1000; at
+   1000 c0 the logits are in the thousands: no overflow, arb exponents are
+   unbounded): err(c) <= 2(n-1) exp(R - c g), with
+   err = ||s - one-hot||_1 = 2 sum_{i != i*} s_i (exact since sum s = 1;
+   this avoids the cancellation in 1 - s_{i*}).
+4. For m >= ``eps_from`` (default 1, i.e. c >= c0): err(c) <= eps.
+The inequality is nearly tight when n = 2 and the base logits favour the
+other token (err / bound = 1/(1 + S), S = e^{R - cg}): deciding it needs
+about (cg - R) log2(e) bits, so the precision ladder climbs to that
+(capped at ``MAX_BITS``); undecided there means inconclusive.
+
+Not established
+---------------
+The bound is a theorem with a three-line proof (above); the instance check
+guards the constants and the implementation.  Only the listed c are checked.
+
+References
+----------
+arXiv:2306.02010v3, App. D (Lemma 4, Eq. 28), used in App. B.1 (Claim 2)
+and App. B.2 (a finite c).
+
+>>> from verifier.instances import make_instance
+>>> check_lemma4(make_instance(H=2, n=3, d=5, seed=0)).verdict
+'verified'
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
+from flint import arb
+
+from verifier import model
+from verifier.balls import matmul, to_arb_mat
+from verifier.compare import (Decision, certainly_less_equal, certainly_positive, upper, with_precision_ladder,
+                              workprec)
+from verifier.errors import InvalidInstance
+from verifier.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.instances import make_instance
+from verifier.model_balls import softmax_ball
+from verifier.registry import negative_control, statement
+
+MULTIPLIERS = (0.25, 1.0, 10.0, 1000.0)
+MAX_BITS = 1 << 18  # precision cap for the nearly tight n = 2 case
+BOUNDS = {  # name -> (text, factor, uses R)
+    "lemma4": ("2(n-1) exp(R - c g)", 2, True),
+    "no-R": ("2(n-1) exp(-c g) (R dropped: wrong)", 2, False),
+    "no-2": ("(n-1) exp(R - c g) (factor 2 dropped: wrong)", 1, True),
+}
 
 
 def saturation_constant(R: float, g: float, eps: float, n: int) -> float:
@@ -36,3 +96,139 @@ def logit_spread(base_logits: np.ndarray, istar: np.ndarray) -> np.ndarray:
     """R(t) = max_i b_i - b_{i*} for base logits b = E W e (shape (k, n))."""
     k = base_logits.shape[0]
     return base_logits.max(axis=1) - base_logits[np.arange(k), istar]
+
+
+def build_saturation_setting(instance, *, seed: int = 0, base: str = "claim1", base_scale: float = 1.0) -> dict:
+    """(W, v, w, J, saturated) as Claim 2 uses them (see the module docstring)."""
+    from .claim1_fit_one_head import build_claim1_attention, interior_targets
+    from .lemma3_rank_one_saturation import build_saturation_vectors
+
+    E, e = instance.contexts, np.asarray(instance.queries)
+    T, n, d = E.shape
+    J = list(range(min(instance.r - 1, T - 1)))
+    rng = np.random.default_rng(seed)
+    if base == "claim1":
+        W = build_claim1_attention(model.select(E, J), e[J], interior_targets(rng, len(J), n)) if J \
+            else np.zeros((d, d))
+    elif base == "gaussian":
+        W = base_scale * rng.standard_normal((d, d)) / np.sqrt(d)
+    else:
+        raise InvalidInstance(f"base = {base!r} must be 'claim1' or 'gaussian'")
+    v, w = build_saturation_vectors(e, J, rng)
+    return {"W": W, "v": v, "w": w, "J": J, "saturated": list(range(len(J), T))}
+
+
+def _arb_max(xs):
+    m = xs[0]
+    for x in xs[1:]:
+        m = m.max(x)
+    return m
+
+
+def saturation_logits(E, e, W, v, w) -> tuple[list, list]:
+    """Eq. (1) in balls for W and W' = v w^T: b = E (W e), a' = (w^T e) E v."""
+    Ea, ea = to_arb_mat(np.asarray(E)), to_arb_mat(np.asarray(e)[:, None])
+    b = matmul(Ea, matmul(to_arb_mat(W), ea)).entries()
+    alpha = matmul(to_arb_mat(np.asarray(w)[None, :]), ea)[0, 0]
+    return b, [alpha * x for x in matmul(Ea, to_arb_mat(np.asarray(v)[:, None])).entries()]
+
+
+def saturation_at(b, ap, istar: int, c: float, eps: float, bound: str, claim_eps: bool) -> tuple[Decision, dict]:
+    """err(c) <= bound(c) (and <= eps when ``claim_eps``) at the current precision."""
+    n = len(b)
+    _, factor, uses_R = BOUNDS[bound]
+    g = ap[istar] - _arb_max([ap[i] for i in range(n) if i != istar])
+    R = _arb_max(b) - b[istar]
+    s = softmax_ball([bi + arb(c) * ai for bi, ai in zip(b, ap)])
+    err = 2 * sum((s[i] for i in range(n) if i != istar), arb(0))  # = ||s - one-hot||_1 since sum s = 1
+    bnd = factor * (n - 1) * ((R if uses_R else arb(0)) - arb(c) * g).exp()
+    decs = {"err <= bound": certainly_less_equal(err, bnd)}
+    if claim_eps:
+        decs["err <= eps"] = certainly_less_equal(err, arb(eps))
+    return Decision.all(decs.values()), {"err": err, "bound": bnd, "decisions": decs}
+
+
+@statement("lemma4", H=2, n=3, d=5)
+def check_lemma4(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3, multipliers=MULTIPLIERS,
+                 eps_from: float = 1.0, bound: str = "lemma4", base: str = "claim1", base_scale: float = 1.0,
+                 **options) -> Evidence:
+    """Lemma 4's bound on every saturated example, c = m c0(eps) for m in ``multipliers``."""
+    if not 0 < eps < 2 or bound not in BOUNDS:
+        raise InvalidInstance(f"need 0 < eps < 2 (got {eps}) and bound in {sorted(BOUNDS)} (got {bound!r})")
+    st = build_saturation_setting(instance, seed=seed, base=base, base_scale=base_scale)
+    E, e, n = instance.contexts, np.asarray(instance.queries), instance.n
+    rows, gap_status, certs, decisions, worst = [], [], [], [], {}
+    for t in st["saturated"] if n > 1 else []:
+        with workprec(prec):
+            b, ap = saturation_logits(E[t], e[t], st["W"], st["v"], st["w"])
+            istar = int(np.argmax([float(x.mid()) for x in ap]))
+            g = ap[istar] - _arb_max([ap[i] for i in range(n) if i != istar])
+            R = _arb_max(b) - b[istar]
+            gap_status.append(certainly_positive(g))
+            c0 = (R + arb(2 * (n - 1) / eps).log()) / g
+            c0_up = upper(c0)
+        c0_float = saturation_constant(float(R.mid()), float(g.mid()), eps, n)
+        row = {"example": t, "i*": istar, "g": str(g), "R": str(R), "c0 (ball)": str(c0), "c0_up": c0_up,
+               "c0 float (saturation_constant)": c0_float, "checks": []}
+        for m in multipliers:
+            c = float(m) * c0_up
+            need = 64 + 1.5 * math.log2(math.e) * max(0.0, c * float(g.mid()) - float(R.mid()))
+            cap = int(min(MAX_BITS, max(4096, 2 ** math.ceil(math.log2(need)))))
+
+            def attempt(bits, t=t, c=c, m=m):
+                bb, aa = saturation_logits(E[t], e[t], st["W"], st["v"], st["w"])
+                return saturation_at(bb, aa, istar, c, eps, bound, m >= eps_from)
+
+            dec, pay, bits = with_precision_ladder(attempt, prec=prec, max_prec=cap)
+            decisions.append(dec)
+            entry = {"c/c0": m, "c": c, "decision": dec.value, "prec_bits": bits}
+            if pay is not None:
+                entry.update({"err (l1)": str(pay["err"]), "bound": str(pay["bound"]),
+                              **{k: v.value for k, v in pay["decisions"].items()}})
+                if dec is Decision.FALSE and not worst:
+                    worst = {"example": t, "c/c0": m, **{k: v.value for k, v in pay["decisions"].items()}}
+            row["checks"].append(entry)
+        rows.append(row)
+    gap = Decision.all(gap_status) if gap_status else Decision.TRUE
+    hyps = [Hypothesis("E W' e has a unique maximum, gap g > 0 (Eq. 21)",
+                       {Decision.TRUE: "certified", Decision.FALSE: "refuted", Decision.UNDECIDED: "evidence"}[gap],
+                       f"{len(gap_status)} saturated examples, gaps certified in arb balls")]
+    decision = Decision.all(decisions) if decisions else Decision.TRUE
+    certs = rows[:6]
+    text = BOUNDS[bound][0]
+    trail = [Step(f"W' = v w^T from Lemma 3 (J = first {len(st['J'])} examples); base W: {base}",
+                  uses="Lemma 3, Claim 2"),
+             Step("per saturated example: i*, gap g, spread R and c0(eps) as balls", uses="Lemma 4"),
+             Step(f"err(c) <= {text} at c/c0 in {list(multipliers)}; err <= eps for c/c0 >= {eps_from}",
+                  uses="Lemma 4", data={"decision": decision.value, "first failure": worst or None})]
+    return conclude(
+        "lemma4", decision,
+        claimed={"bound": text, "eps": eps, "err <= eps for c/c0 >=": eps_from, "c/c0": list(multipliers)},
+        measured={"saturated examples": len(rows), "checks": len(decisions), "n": n,
+                  "max prec_bits": max((c["prec_bits"] for r in rows for c in r["checks"]), default=prec),
+                  "first failure": worst or None},
+        hypotheses=hyps, certified=True, method="arb balls", prec_bits=prec, certificates=certs,
+        instance=instance.summary(), trail=trail,
+        reason="" if decision is not Decision.FALSE else
+        f"fails at example {worst['example']}, c = {worst['c/c0']} c0: {worst}")
+
+
+# n = 2 instance on which the saturated token is not the base logits' argmax
+# (the nearly tight case): both wrong bounds fail there.
+CONTROL_INSTANCE = dict(H=2, n=2, d=3, T=5, seed=1)  # pinned: example 2 is nearly tight
+
+
+@negative_control("lemma4", "c = c0(eps)/4 < c0: the claim 'error <= eps' fails (eps = 1e-6)", expect=("refuted",))
+def control_lemma4_c_below_c0(*, prec: int = 128, seed: int = 0) -> Evidence:
+    return check_lemma4(make_instance(H=2, n=3, d=5, seed=seed), prec=prec, seed=seed, eps=1e-6,
+                        multipliers=(0.25,), eps_from=0.25)
+
+
+@negative_control("lemma4", "bound without the factor 2: (n-1) exp(R - c g)", expect=("refuted",))
+def control_lemma4_missing_factor_two(*, prec: int = 128, seed: int = 0) -> Evidence:
+    return check_lemma4(make_instance(**CONTROL_INSTANCE), prec=prec, seed=0, bound="no-2")
+
+
+@negative_control("lemma4", "bound without R: 2(n-1) exp(-c g)", expect=("refuted",))
+def control_lemma4_missing_spread(*, prec: int = 128, seed: int = 0) -> Evidence:
+    return check_lemma4(make_instance(**CONTROL_INSTANCE), prec=prec, seed=0, bound="no-R")

@@ -98,7 +98,7 @@ def construction_trail(instance, con: Construction) -> list[Step]:
             steps.append(Step(f"Head {hs.head}: base of the induction (fit {len(hs.new_rows)} examples)",
                               "Claim 1 (App. B.1): logits log s, b = E^+ a, W = B Q^+",
                               {"J (examples fitted)": brief(hs.new_rows), "targets s^(j)": brief(hs.targets),
-                               "rows independent for free": brief(hs.free_rows),
+                               "rows independent for free (head 1's output on them already independent)": brief(hs.free_rows),
                                "sigma_min of the new rows": hs.sigma_min_limit,
                                "rank after head": hs.rank_after}))
             continue
@@ -121,6 +121,9 @@ def construction_trail(instance, con: Construction) -> list[Step]:
                            "sigma_min(Y_inf)": hs.sigma_min_limit,
                            "rows independent for free": brief(hs.free_rows),
                            "Lemma 1: rank after head >=": hs.rank_after}))
+    for h in range(len(con.heads) + 1, instance.H + 1):
+        steps.append(Step(f"Head {h}: not needed (rank {len(con.basis)} already reached); W^{h} = 0, uniform attention",
+                          "Prop. 1 (heads beyond the target rank are free)", {}))
     steps.append(Step("Factorisation W^h = W_K^h (W_Q^h)^T", "Sec. 2 (rank W^h <= d_h; thin SVD)",
                       {"rank W^h": list(con.attention_ranks), "d_h": instance.d_h,
                        "max relative factorisation error": con.factorisation_error}))

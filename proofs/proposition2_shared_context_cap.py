@@ -53,7 +53,7 @@ import numpy as np
 
 from verifier.compare import Decision, workprec
 from verifier.errors import ConstructionFailed
-from verifier.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.evidence import Evidence, Hypothesis, Step, conclude, hypothesis_from_evidence
 from verifier.instances import make_instance
 from verifier.model_balls import feature_matrix_from_scores_ball, scores_ball
 from verifier.rank import certify_rank_lower_bound, numerical_rank
@@ -78,13 +78,9 @@ def shared_context_bound(H: int, n: int) -> int:
 
 def assumption_hypotheses(instance, *, prec: int, seed: int) -> list[Hypothesis]:
     """Assumptions 1 and 2 on the instance, from their own checkers."""
-    out = []
-    for name, check in (("Assumption 1 (queries' Kruskal rank >= n)", check_assumption1),
-                        ("Assumption 2 (every context has rank n)", check_assumption2)):
-        ev = check(instance, prec=prec, seed=seed)
-        status = {"verified": "certified", "refuted": "refuted"}.get(ev.verdict, "evidence")
-        out.append(Hypothesis(name, status, ev.reason))
-    return out
+    return [hypothesis_from_evidence(name, check(instance, prec=prec, seed=seed))
+            for name, check in (("Assumption 1 (queries' Kruskal rank >= n)", check_assumption1),
+                                ("Assumption 2 (every context has rank n)", check_assumption2))]
 
 
 def build_weight_trials(instance, *, seed: int = 0) -> list[tuple[str, np.ndarray, np.ndarray]]:

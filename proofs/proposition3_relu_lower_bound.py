@@ -57,7 +57,7 @@ from flint import fmpq, fmpq_mat
 
 from verifier.compare import Decision
 from verifier.errors import InvalidInstance
-from verifier.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.evidence import Evidence, Hypothesis, Step, conclude, hypothesis_from_evidence
 from verifier.exact import exact_rank, to_fmpq_mat
 from verifier.instances import from_arrays, make_instance
 from verifier.registry import negative_control, statement
@@ -194,11 +194,9 @@ def check_proposition3(instance, *, prec: int = 128, seed: int = 0, m: int | Non
     lifted, inputs = build_lifted_dataset(points, n)
     hyps = [n_less_than_d(lifted),
             Hypothesis(f"T > {threshold}", "certified" if T > threshold else "refuted", f"T = {T}")]
-    for name, check in (("Assumption 1 on the lifted data", check_assumption1),
-                        ("Assumption 2 on the lifted data", check_assumption2)):
-        ev = check(lifted, prec=prec, seed=seed)
-        hyps.append(Hypothesis(name, {"verified": "certified", "refuted": "refuted"}.get(ev.verdict, "evidence"),
-                               ev.reason))
+    hyps += [hypothesis_from_evidence(name, check(lifted, prec=prec, seed=seed))
+             for name, check in (("Assumption 1 on the lifted data", check_assumption1),
+                                 ("Assumption 2 on the lifted data", check_assumption2))]
     rng = np.random.default_rng(seed)
     identity_ok, pattern_ok, ranks = True, True, []
     for _ in range(NETWORKS):

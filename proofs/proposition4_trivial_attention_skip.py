@@ -61,7 +61,7 @@ import numpy as np
 from flint import fmpq
 
 from verifier.compare import Decision, workprec
-from verifier.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.evidence import Evidence, Hypothesis, Step, conclude, hypothesis_from_evidence
 from verifier.exact import exact_rank, to_fmpq_mat
 from verifier.instances import from_arrays, sinusoidal_encoding
 from verifier.model import Weights, forward
@@ -112,11 +112,6 @@ def exact_layer_outputs(instance) -> tuple[list, list]:
     return queries, contexts
 
 
-def _hypothesis(name: str, ev: Evidence) -> Hypothesis:
-    status = {"verified": "certified", "refuted": "refuted"}.get(ev.verdict, "evidence")
-    return Hypothesis(name, status, ev.reason)
-
-
 def _ball_rows(Y, rows) -> list:
     return [[Y[i, j] for j in range(Y.ncols())] for i in rows]
 
@@ -151,8 +146,8 @@ def check_proposition4(instance, *, prec: int = 128, seed: int = 0, W_K=None, W_
                                 W_K=W_K, W_Q=W_Q)
     trivial = not np.any(layer.W_K) or not np.any(layer.W_Q)
     VO = sum(layer.W_V[h] @ layer.W_O[h * instance.d:(h + 1) * instance.d] for h in range(instance.H))
-    hyps = [_hypothesis("Assumption 2 on the input", check_assumption2(instance, prec=prec, seed=seed)),
-            _hypothesis("Assumption 3 on the input", check_assumption3(instance, prec=prec, seed=seed)),
+    hyps = [hypothesis_from_evidence("Assumption 2 on the input", check_assumption2(instance, prec=prec, seed=seed)),
+            hypothesis_from_evidence("Assumption 3 on the input", check_assumption3(instance, prec=prec, seed=seed)),
             Hypothesis("W^h = W_K^h (W_Q^h)^T = 0 (uniform softmax)", "certified" if trivial else "refuted",
                        "exact: W_K or W_Q is zero" if trivial else "exact: nonzero W_K and W_Q given"),
             Hypothesis("sum_h W_V^h W_O^h = I", "certified" if np.array_equal(VO, np.eye(instance.d)) else "refuted",

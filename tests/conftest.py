@@ -1,9 +1,13 @@
 """Hypothesis profiles (dev / ci / thorough) and precision reset per test."""
 import os
 
-import pytest
-from flint import ctx
-from hypothesis import HealthCheck, settings
+# Two pytest workers on two cores: one BLAS thread each (before numpy loads).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import pytest  # noqa: E402
+from flint import ctx  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile("dev", max_examples=10, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])

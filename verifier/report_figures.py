@@ -31,6 +31,7 @@ STATUS_COLOURS = {
     "refuted": ("#c62828", "white"),
     "error": ("#6a1b9a", "white"),
     "not implemented": ("#eeeeee", "#555555"),
+    "not run": ("#ffffff", "#9e9e9e"),
 }
 
 
@@ -96,7 +97,7 @@ def statement_map_data(statuses: dict[str, str]) -> dict:
     main = [s for s in ids if comp[s] == comp.get("theorem1")]
     aside = [s for s in ids if s not in main]
     return {"main": main, "aside": aside, "depends": {s: list(deps[s]) for s in ids},
-            "status": {s: statuses.get(s, "not implemented") for s in ids},
+            "status": {s: statuses.get(s, "not run") for s in ids},
             "reference": {s: registry.REGISTRY[s].reference for s in ids}}
 
 
@@ -354,8 +355,8 @@ FIGURES = (
      "to shared contexts."),
     ("rank_sweeps", "rank(Z) vs n and vs d_h", (10.5, 4.3), draw_rank_sweeps,
      "Numerical rank of Z reached by the construction with T = H(r-1)+1 examples (random "
-     "contexts), against H(min(n, d_h)-1)+1. The bound is flat beyond d_h = n (left: beyond "
-     "n = d_h): a head cannot use more key/query dimensions than tokens."),
+     "contexts), against H(min(n, d_h)-1)+1. The bound is flat beyond n = d_h (left) and beyond "
+     "d_h = n (right): r = min(n, d_h), so extra key/query dimensions beyond n add nothing."),
     ("saturation", "Lemma 4: c0(eps) vs eps", (10.5, 4.3), draw_saturation,
      "Left: c0(eps) = (R + ln(2(n-1)/eps))/g for three examples off J, with W' = v w^T from Lemma 3 "
      "and a random base W (R: logit spread of W, g: gap of W'). Right: the l1 distance of the "
