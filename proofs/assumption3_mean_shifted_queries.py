@@ -39,7 +39,7 @@ References
 ----------
 arXiv:2306.02010v3, Sec. 4.4 (Assumption 3, Proposition 4), Sec. 5.1.
 
->>> from verifier.instances import make_instance
+>>> from verifier.instances import make_instance, rng_for
 >>> check_assumption3(make_instance(H=2, n=3, d=5, seed=0)).verdict
 'verified'
 """
@@ -57,6 +57,7 @@ from verifier.exact import exact_nullspace, exact_rank, to_fmpq_mat
 from verifier.instances import from_arrays
 from verifier.kruskal import KruskalRank
 from verifier.registry import negative_control, statement
+from verifier.instances import rng_for
 
 from .assumption1_query_kruskal_rank import kruskal_at_least_evidence, n_less_than_d
 from .definition1_kruskal_rank import EXHAUSTIVE_LIMIT, SAMPLES
@@ -126,7 +127,7 @@ def exact_kruskal_rank_at_least(U: np.ndarray, k: int, *, exhaustive_limit: int,
     if total <= exhaustive_limit:
         subsets, exhaustive = itertools.combinations(range(m), k), True
     else:
-        rng = np.random.default_rng(seed)
+        rng = rng_for(seed, "assumption3")
         subsets = (np.sort(rng.choice(m, size=k, replace=False)) for _ in range(samples))
         exhaustive = False
     checked = 0
@@ -169,7 +170,7 @@ def build_equal_mean_shifted_pair(seed: int = 0, *, n: int = 3, d: int = 5, T: i
     """An instance meeting Assumptions 1-2 with ebar^(2) = ebar^(1) exactly:
     E^(2) = E^(1) + 1 delta^T + G (the rows of G sum to 0) and e^(2) = e^(1) - delta,
     all on the grid 2^-10 Z so every float64 operation is exact."""
-    rng = np.random.default_rng(seed)
+    rng = rng_for(seed, "assumption3")
     grid = lambda *shape: np.round(rng.standard_normal(shape) * 1024) / 1024  # noqa: E731
     E, e = grid(T, n, d), grid(T, d)
     delta, G = grid(d), grid(n, d)

@@ -50,7 +50,7 @@ References
 ----------
 arXiv:2306.02010v3, App. B.1 (proof of Claim 1), Assumptions 1-2 (Sec. 4).
 
->>> from verifier.instances import make_instance
+>>> from verifier.instances import make_instance, rng_for
 >>> check_claim1(make_instance(H=1, n=3, d=5, seed=0)).verdict
 'verified'
 """
@@ -69,6 +69,9 @@ from verifier.exact import exact_nullspace, exact_rank, to_fmpq_mat, to_fmpq_vec
 from verifier.instances import make_instance
 from verifier.model_balls import scores_ball
 from verifier.registry import negative_control, statement
+from verifier.instances import rng_for
+
+from .assumption1_query_kruskal_rank import n_less_than_d
 
 TOLERANCE = 1e-10  # |softmax - target| allowed to the float64 construction
 EXACT_LIMIT = 60000  # k n d above this: skip the exact rational construction (~1 s at 30 x 45)
@@ -195,11 +198,6 @@ def contexts_full_row_rank(contexts, rows) -> Hypothesis:
                       f"rank-deficient contexts {bad[:5]}; E^({bad[0]})^T c = 0 with c = {[str(x) for x in c]}")
 
 
-def n_less_than_d(instance) -> Hypothesis:
-    return Hypothesis("n < d", "certified" if instance.n < instance.d else "refuted",
-                      f"n = {instance.n}, d = {instance.d}")
-
-
 def ball_fit_error(contexts, queries, targets, *, W=None, W_K=None, W_Q=None) -> arb:
     """max_{t,i} |softmax(E^(t) W e^(t))_i - s_i^(t)| as an arb ball (W, or W = W_K W_Q^T)."""
     if W is not None:
@@ -218,16 +216,16 @@ def check_claim1(instance, *, prec: int = 128, seed: int = 0, tol: float = TOLER
                  perturb: float = 0.0, **options) -> Evidence:
     """Claim 1 on the first min(r, T) examples (exact identity + ball fit).
 
-    ``perturb`` > 0 adds perturb * N(0, 1) to the float W before the ball
-    check (a sensitivity control: the claim then concerns that W, and the
-    exact construction is not run)."""
+    ``perturb`` > 0 adds perturb * N(0, 1) to the factor W_K and to the float
+    W before the ball check (a sensitivity control: the claim then concerns
+    those weights, rank still <= k, and the exact construction is not run)."""
     from .proposition1_construction import factor_attention  # lazy: that module imports this one
 
     E, e = instance.contexts, np.asarray(instance.queries)
     k, n, d = min(instance.r, instance.T), instance.n, instance.d
     rows = list(range(k))
     Ek, ek = model.select(E, rows), e[rows]
-    rng = np.random.default_rng(seed)
+    rng = rng_for(seed, "claim1")
     targets = interior_targets(rng, k, n)
     hyps = [n_less_than_d(instance), queries_independent(ek, f"queries e^(1..{k})"),
             contexts_full_row_rank(E, rows)]
@@ -265,7 +263,8 @@ def check_claim1(instance, *, prec: int = 128, seed: int = 0, tol: float = TOLER
         measured.update({"max fit error (factored, upper)": upper(err_fact),
                          "max fit error (builder W, upper)": upper(err_full),
                          "inner dimension of W_K W_Q^T": int(W_K.shape[1]), "float numerical rank W": num_rank})
-        trail.append(Step(f"float W factored at rank {k}; softmax in arb balls vs targets", uses="Claim 1, Eqs. (1)-(2)",
+        trail.append(Step(f"float W factored at rank {k}; softmax in arb balls vs targets",
+                          uses="Claim 1, Eqs. (1)-(2)",
                           data={"max error upper": upper(err_fact), "tol": tol}))
     except ConstructionFailed as exc:
         failed.append(exc)

@@ -56,6 +56,7 @@ from verifier.evidence import Evidence, Step, conclude
 from verifier.errors import InvalidInstance
 from verifier.exact import exact_matvec_is_zero
 from verifier.kruskal import KruskalRank, kruskal_rank
+from verifier.instances import rng_for
 from verifier.registry import negative_control, statement
 
 EXHAUSTIVE_LIMIT = 20000  # subsets per level exhausted exactly
@@ -159,7 +160,7 @@ def check_definition1(instance, *, prec: int = 128, seed: int = 0, vectors="quer
 def planted_triple(seed: int = 0, m: int = 6, d: int = 5) -> np.ndarray:
     """m random vectors in R^d on the grid 2^-10 Z with v3 = v1 + 2 v2
     (exact in float64: the sum of small dyadics is a dyadic)."""
-    rng = np.random.default_rng(seed)
+    rng = rng_for(seed, "definition1")
     V = np.round(rng.standard_normal((m, d)) * 1024) / 1024
     V[2] = V[0] + 2 * V[1]
     return V
@@ -172,5 +173,5 @@ def control_definition1_hidden_triple(*, prec: int = 128, seed: int = 0) -> Evid
 
 @negative_control("definition1", "7 Gaussian vectors in R^4 (kr = 4); claimed kr = 3, one too low")
 def control_definition1_claim_too_low(*, prec: int = 128, seed: int = 0) -> Evidence:
-    V = np.random.default_rng(seed).standard_normal((7, 4))
+    V = rng_for(seed, "definition1").standard_normal((7, 4))
     return check_definition1(None, vectors=V, claimed=3, seed=seed)

@@ -43,7 +43,7 @@ References
 ----------
 arXiv:2306.02010v3, App. D (Lemma 3, Eqs. 20-27), used in App. B.1 (Claim 2).
 
->>> from verifier.instances import make_instance
+>>> from verifier.instances import make_instance, rng_for
 >>> check_lemma3(make_instance(H=1, n=3, d=6, T=6, seed=0)).verdict
 'verified'
 """
@@ -55,15 +55,17 @@ import numpy as np
 from flint import arb, fmpq, fmpq_mat
 
 from verifier import model
-from verifier.compare import Decision, certainly_positive, upper, workprec
+from verifier.compare import Decision, certainly_positive, workprec
 from verifier.errors import ConstructionFailed, InvalidInstance
 from verifier.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.exact import to_fmpq_mat, to_fmpq_vector
 from verifier.instances import make_instance
 from verifier.kruskal import kruskal_rank_at_least
 from verifier.registry import negative_control, statement
+from verifier.instances import rng_for
 
-from .claim1_fit_one_head import contexts_full_row_rank, n_less_than_d
+from .assumption1_query_kruskal_rank import n_less_than_d
+from .claim1_fit_one_head import contexts_full_row_rank
 
 
 def build_saturation_vectors(queries, J, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -80,6 +82,8 @@ def build_saturation_vectors(queries, J, rng: np.random.Generator) -> tuple[np.n
             raise ConstructionFailed("Lemma 3", "the queries in J are dependent: |J| >= their Kruskal rank")
         g = g - U @ (U.T @ g)
         g = g - U @ (U.T @ g)  # second pass: re-orthogonalize
+        if np.linalg.norm(g) <= 1e-8 * max(np.linalg.norm(QJ), 1.0):
+            raise ConstructionFailed("Lemma 3", "the Gaussian draw fell in span{e^(j): j in J} (or |J| = d)")
     return v, g / np.linalg.norm(g)
 
 
@@ -145,17 +149,18 @@ def ball_gap(E, e, v, w) -> arb:
     Ev = [sum((arb(float(x)) * arb(float(y)) for x, y in zip(row, v)), arb(0)) for row in np.asarray(E)]
     a = [alpha * x for x in Ev]
     i = int(np.argmax([float(x.mid()) for x in a]))
-    return a[i] - _arb_max([a[j] for j in range(len(a)) if j != i])
+    return a[i] - arb_max([a[j] for j in range(len(a)) if j != i])
 
 
-def _arb_max(xs: list) -> arb:
+def arb_max(xs: list) -> arb:
+    """A ball containing the max of every choice of points of the balls."""
     m = xs[0]
     for x in xs[1:]:
         m = m.max(x)
     return m
 
 
-def _arb_min(xs: list) -> arb:
+def arb_min(xs: list) -> arb:
     m = xs[0]
     for x in xs[1:]:
         m = m.min(x)
@@ -182,7 +187,7 @@ def check_lemma3(instance, *, prec: int = 128, seed: int = 0, J_size: int | None
     trail = [Step(f"J = first {k} examples; hypotheses checked", uses="Lemma 3 hypotheses",
                   data={h.name: h.status for h in hyps})]
     try:
-        v, w = build_exact_saturation_vectors(e, J, np.random.default_rng(seed), orthogonalize=orthogonalize)
+        v, w = build_exact_saturation_vectors(e, J, rng_for(seed, "lemma3"), orthogonalize=orthogonalize)
     except ConstructionFailed as exc:
         trail.append(Step(f"construction stopped: {exc}", uses=exc.step))
         return conclude("lemma3", Decision.UNDECIDED, claimed="W' = v w^T with (20) and (21)",
@@ -208,14 +213,14 @@ def check_lemma3(instance, *, prec: int = 128, seed: int = 0, J_size: int | None
               "attained at example": worst[1] if worst else None,
               "tokens": list(worst[2]) if worst else None, "holds": eq21}]
     # The float W' that Claim 2 actually uses: (21) in balls, (20) up to rounding.
-    vf, wf = build_saturation_vectors(e, J, np.random.default_rng(seed)) if orthogonalize else (v, None)
+    vf, wf = build_saturation_vectors(e, J, rng_for(seed, "lemma3")) if orthogonalize else (v, None)
     measured = {"|J|": k, "saturated examples": len(rest), "(20) exact": eq20, "(21) exact": eq21}
     if worst:
         measured["min gap (exact, as float)"] = certs[1]["min gap (float)"]
     if wf is not None and rest and n > 1:
         with workprec(prec):
             bgaps = [ball_gap(E[t], e[t], vf, wf) for t in rest]
-            bmin = _arb_min(bgaps)
+            bmin = arb_min(bgaps)
             bdec = certainly_positive(bmin)
         certs.append({"kind": "builder's float W' (Claim 2 uses it): Eq. (21) gap in arb balls",
                       "min gap (ball)": str(bmin), "certainly > 0": bdec.value, "prec_bits": prec,

@@ -48,7 +48,7 @@ References
 arXiv:2306.02010v3, App. D (Lemma 4, Eq. 28), used in App. B.1 (Claim 2)
 and App. B.2 (a finite c).
 
->>> from verifier.instances import make_instance
+>>> from verifier.instances import make_instance, rng_for
 >>> check_lemma4(make_instance(H=2, n=3, d=5, seed=0)).verdict
 'verified'
 """
@@ -68,6 +68,10 @@ from verifier.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.instances import make_instance
 from verifier.model_balls import softmax_ball
 from verifier.registry import negative_control, statement
+from verifier.instances import rng_for
+
+from .claim1_fit_one_head import build_claim1_attention, interior_targets
+from .lemma3_rank_one_saturation import arb_max, build_saturation_vectors
 
 MULTIPLIERS = (0.25, 1.0, 10.0, 1000.0)
 MAX_BITS = 1 << 18  # precision cap for the nearly tight n = 2 case
@@ -100,13 +104,10 @@ def logit_spread(base_logits: np.ndarray, istar: np.ndarray) -> np.ndarray:
 
 def build_saturation_setting(instance, *, seed: int = 0, base: str = "claim1", base_scale: float = 1.0) -> dict:
     """(W, v, w, J, saturated) as Claim 2 uses them (see the module docstring)."""
-    from .claim1_fit_one_head import build_claim1_attention, interior_targets
-    from .lemma3_rank_one_saturation import build_saturation_vectors
-
     E, e = instance.contexts, np.asarray(instance.queries)
     T, n, d = E.shape
     J = list(range(min(instance.r - 1, T - 1)))
-    rng = np.random.default_rng(seed)
+    rng = rng_for(seed, "lemma4")
     if base == "claim1":
         W = build_claim1_attention(model.select(E, J), e[J], interior_targets(rng, len(J), n)) if J \
             else np.zeros((d, d))
@@ -118,17 +119,13 @@ def build_saturation_setting(instance, *, seed: int = 0, base: str = "claim1", b
     return {"W": W, "v": v, "w": w, "J": J, "saturated": list(range(len(J), T))}
 
 
-def _arb_max(xs):
-    m = xs[0]
-    for x in xs[1:]:
-        m = m.max(x)
-    return m
-
-
-def saturation_logits(E, e, W, v, w) -> tuple[list, list]:
-    """Eq. (1) in balls for W and W' = v w^T: b = E (W e), a' = (w^T e) E v."""
+def saturation_logits(E, e, W, v, w, *, W_Q=None) -> tuple[list, list]:
+    """Eq. (1) in balls for W and W' = v w^T: b = E (W e), a' = (w^T e) E v.
+    With ``W_Q`` given, W is the factor W_K and b = E (W_K (W_Q^T e))."""
     Ea, ea = to_arb_mat(np.asarray(E)), to_arb_mat(np.asarray(e)[:, None])
-    b = matmul(Ea, matmul(to_arb_mat(W), ea)).entries()
+    We = matmul(to_arb_mat(W), ea) if W_Q is None else \
+        matmul(to_arb_mat(W), matmul(to_arb_mat(np.asarray(W_Q).T), ea))
+    b = matmul(Ea, We).entries()
     alpha = matmul(to_arb_mat(np.asarray(w)[None, :]), ea)[0, 0]
     return b, [alpha * x for x in matmul(Ea, to_arb_mat(np.asarray(v)[:, None])).entries()]
 
@@ -137,8 +134,8 @@ def saturation_at(b, ap, istar: int, c: float, eps: float, bound: str, claim_eps
     """err(c) <= bound(c) (and <= eps when ``claim_eps``) at the current precision."""
     n = len(b)
     _, factor, uses_R = BOUNDS[bound]
-    g = ap[istar] - _arb_max([ap[i] for i in range(n) if i != istar])
-    R = _arb_max(b) - b[istar]
+    g = ap[istar] - arb_max([ap[i] for i in range(n) if i != istar])
+    R = arb_max(b) - b[istar]
     s = softmax_ball([bi + arb(c) * ai for bi, ai in zip(b, ap)])
     err = 2 * sum((s[i] for i in range(n) if i != istar), arb(0))  # = ||s - one-hot||_1 since sum s = 1
     bnd = factor * (n - 1) * ((R if uses_R else arb(0)) - arb(c) * g).exp()
@@ -162,8 +159,8 @@ def check_lemma4(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3,
         with workprec(prec):
             b, ap = saturation_logits(E[t], e[t], st["W"], st["v"], st["w"])
             istar = int(np.argmax([float(x.mid()) for x in ap]))
-            g = ap[istar] - _arb_max([ap[i] for i in range(n) if i != istar])
-            R = _arb_max(b) - b[istar]
+            g = ap[istar] - arb_max([ap[i] for i in range(n) if i != istar])
+            R = arb_max(b) - b[istar]
             gap_status.append(certainly_positive(g))
             c0 = (R + arb(2 * (n - 1) / eps).log()) / g
             c0_up = upper(c0)

@@ -34,6 +34,7 @@ import numpy as np
 
 from verifier import model
 from verifier.errors import ConstructionFailed
+from verifier.instances import rng_for
 
 from .claim1_fit_one_head import interior_targets
 from .claim2_fit_and_saturate import Claim2Construction, build_claim2_attention
@@ -177,7 +178,7 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
     if r < 1:
         raise ConstructionFailed("Proposition 1", "r must be >= 1")
     target = min(H * (r - 1) + 1, T)
-    rng = np.random.default_rng(seed)
+    rng = rng_for(seed, "proposition1")  # not the data's stream (see rng_for)
     x_max = float(np.linalg.norm(E, axis=2).max())
     rows = list(range(T))
     W = np.zeros((H, d, d))
@@ -210,7 +211,6 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
         # Rows of `rest` that are independent of the lower block for free.
         room = target - len(basis) - k
         if first:
-            W_h_star = None
             from .claim1_fit_one_head import build_claim1_attention
 
             W[h] = build_claim1_attention(EJ, e[J], targets)

@@ -43,7 +43,7 @@ References
 ----------
 arXiv:2306.02010v3, Sec. 4.2 (Proposition 2), App. E (proof), App. B (Prop. 1).
 
->>> from verifier.instances import make_instance
+>>> from verifier.instances import make_instance, rng_for
 >>> check_proposition2(make_instance(H=2, n=3, d=5, T=7, context="shared")).verdict
 'verified'
 """
@@ -56,6 +56,7 @@ from verifier.errors import ConstructionFailed
 from verifier.evidence import Evidence, Hypothesis, Step, conclude, hypothesis_from_evidence
 from verifier.instances import make_instance
 from verifier.model_balls import feature_matrix_from_scores_ball, scores_ball
+from verifier.instances import rng_for
 from verifier.rank import certify_rank_lower_bound, numerical_rank
 from verifier.registry import negative_control, statement
 from verifier.structure import (ball_annihilation, null_vectors_independent, prove_minors_vanish,
@@ -85,7 +86,7 @@ def assumption_hypotheses(instance, *, prec: int, seed: int) -> list[Hypothesis]
 
 def build_weight_trials(instance, *, seed: int = 0) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """(label, W_K, W_Q): Gaussian, saturated (huge logits), nearly uniform."""
-    rng = np.random.default_rng(seed)
+    rng = rng_for(seed, "proposition2")
     H, d, d_h = instance.H, instance.d, instance.d_h
     W_K = rng.standard_normal((H, d, d_h)) / np.sqrt(d)
     W_Q = rng.standard_normal((H, d, d_h)) / np.sqrt(d)

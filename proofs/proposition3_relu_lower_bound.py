@@ -44,7 +44,7 @@ References
 ----------
 arXiv:2306.02010v3, Sec. 4.3 (Proposition 3), App. F (proof, Eq. 29).
 
->>> from verifier.instances import make_instance
+>>> from verifier.instances import make_instance, rng_for
 >>> check_proposition3(make_instance(H=1, n=2, d=3, T=7, seed=0)).verdict
 'verified'
 """
@@ -61,6 +61,7 @@ from verifier.evidence import Evidence, Hypothesis, Step, conclude, hypothesis_f
 from verifier.exact import exact_rank, to_fmpq_mat
 from verifier.instances import from_arrays, make_instance
 from verifier.registry import negative_control, statement
+from verifier.instances import rng_for
 
 from .assumption1_query_kruskal_rank import check_assumption1, n_less_than_d
 from .assumption2_context_rank import check_assumption2
@@ -197,7 +198,7 @@ def check_proposition3(instance, *, prec: int = 128, seed: int = 0, m: int | Non
     hyps += [hypothesis_from_evidence(name, check(lifted, prec=prec, seed=seed))
              for name, check in (("Assumption 1 on the lifted data", check_assumption1),
                                  ("Assumption 2 on the lifted data", check_assumption2))]
-    rng = np.random.default_rng(seed)
+    rng = rng_for(seed, "proposition3")
     identity_ok, pattern_ok, ranks = True, True, []
     for _ in range(NETWORKS):
         net = random_relu_network(m, (n + 1) * d, rng)

@@ -48,7 +48,7 @@ References
 arXiv:2306.02010v3, Sec. 4.4 (Assumption 3, Proposition 4), App. G (proof),
 App. D (Lemma 2).
 
->>> from verifier.instances import make_instance
+>>> from verifier.instances import make_instance, rng_for
 >>> check_proposition4(make_instance(H=1, n=3, d=6, T=5, context="pe", degenerate="cls-queries")).verdict
 'verified'
 """
@@ -69,6 +69,7 @@ from verifier.model_balls import forward_ball
 from verifier.rank import certify_rank_lower_bound
 from verifier.registry import negative_control, statement
 from verifier.structure import ball_contains_rational
+from verifier.instances import rng_for
 
 from .assumption1_query_kruskal_rank import check_assumption1
 from .assumption2_context_rank import check_assumption2
@@ -208,7 +209,7 @@ def build_dominant_token_instance(*, T: int = 5, n: int = 3, d: int = 6, seed: i
     """[CLS]-style queries (all equal) and contexts whose FIRST token is one
     shared, dominant vector; the other tokens are uniform + positional
     encoding.  Assumptions 2 and 3 hold (the means differ)."""
-    rng = np.random.default_rng(seed)
+    rng = rng_for(seed, "proposition4")
     pe = sinusoidal_encoding(n + 1, d)
     E = rng.uniform(0.0, 1.0, (T, n, d)) + pe[1:][None]
     u = np.round(rng.standard_normal(d) * 8) / 8

@@ -44,7 +44,7 @@ References
 ----------
 arXiv:2306.02010v3, App. I (Proposition 5 and its proof), Fig. 4.
 
->>> from verifier.instances import make_instance
+>>> from verifier.instances import make_instance, rng_for
 >>> check_proposition5(make_instance(H=2, n=2, d=3, T=6, context="sumconst")).verdict
 'verified'
 """
@@ -59,6 +59,7 @@ from verifier.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.exact import to_fmpq_mat
 from verifier.instances import from_arrays, make_instance
 from verifier.model_balls import feature_matrix_ball
+from verifier.instances import rng_for
 from verifier.rank import certify_rank_lower_bound, numerical_rank
 from verifier.registry import negative_control, statement
 from verifier.structure import (ball_annihilation, block_sum_null_vectors, null_vectors_independent,
@@ -83,7 +84,7 @@ def token_sums(contexts) -> list:
 
 def build_sum_constant_contexts(T: int, n: int, d: int, *, c=1, seed: int = 0) -> np.ndarray:
     """Tokens on the grid Z/256 with last coordinate c - sum(others): exact sums."""
-    rng = np.random.default_rng(seed)
+    rng = rng_for(seed, "proposition5")
     x = rng.integers(-512, 513, (T, n, d)).astype(np.float64) / 256.0
     x[..., -1] = float(c) - x[..., :-1].sum(axis=-1)
     return x

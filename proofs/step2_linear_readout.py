@@ -43,7 +43,7 @@ import numpy as np
 from flint import arb, arb_mat
 
 from verifier.balls import to_arb_mat
-from verifier.compare import Decision, certainly_less_equal, upper, workprec
+from verifier.compare import Decision, certainly_less_equal, upper, with_precision_ladder
 from verifier.errors import ConstructionFailed, InsufficientPrecision
 from verifier.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.instances import make_instance
@@ -86,15 +86,46 @@ def solve_readout_ball(Zb: arb_mat, Y) -> arb_mat:
     return Zb.transpose() * X
 
 
-def residual_enclosure(Yhat: arb_mat, Y: np.ndarray) -> tuple[float, float]:
-    """(upper bound of max |yhat - y|, largest radius) over all entries."""
-    worst, rad = 0.0, 0.0
+def residual_enclosure(Yhat: arb_mat, Y) -> tuple[Decision, float, float]:
+    """Decide max |yhat - y| <= TOLERANCE entrywise in balls: TRUE when every
+    entry certainly is, FALSE when one certainly is not, else UNDECIDED.
+    Returns (decision, upper bound of max |yhat - y|, largest radius)."""
+    Yb = Y if isinstance(Y, arb_mat) else to_arb_mat(np.asarray(Y, dtype=np.float64))
+    worst, rad, decisions = 0.0, 0.0, []
     for i in range(Yhat.nrows()):
         for j in range(Yhat.ncols()):
-            diff = Yhat[i, j] - arb(float(Y[i, j]))
-            worst = max(worst, upper(abs(diff)))
+            diff = abs(Yhat[i, j] - Yb[i, j])
+            decisions.append(certainly_less_equal(diff, arb(TOLERANCE)))
+            worst = max(worst, upper(diff))
             rad = max(rad, float(diff.rad()))
-    return worst, rad
+    return Decision.all(decisions), worst, rad
+
+
+def exact_readout_residual(instance, W_K, W_Q, *, skip: bool = False, prec: int = 128,
+                           max_prec: int = 1024, readout_perturbation: float = 0.0):
+    """Enclose the exact readout M = Z^T (Z Z^T)^{-1} Y' (Y' = Y - W_D^T e with the
+    skip connection, App. C) and the residual of Eq. (8) with it, doubling the
+    precision while undecided.  Returns (decision, worst, radius, M_mid, bits)."""
+    Y = np.asarray(instance.labels)
+    shift_np = np.asarray(instance.queries)[:, :instance.d_out]
+
+    def attempt(bits):
+        Zb = feature_matrix_ball(instance.contexts, instance.queries, W_K, W_Q)
+        Yb = to_arb_mat(Y)
+        shift = to_arb_mat(shift_np)
+        Mb = solve_readout_ball(Zb, Yb - shift if skip else Yb)
+        if readout_perturbation:  # sensitivity control: a wrong readout must be caught
+            Mb = Mb + arb(readout_perturbation) * to_arb_mat(np.ones((Mb.nrows(), Mb.ncols())))
+        Yhat = Zb * Mb + shift if skip else Zb * Mb  # Eq. (8); blockdiag(W_V) W_O W_D = M
+        decision, worst, rad = residual_enclosure(Yhat, Yb)
+        M = np.asarray([[float(Mb[i, j].mid()) for j in range(Mb.ncols())] for i in range(Mb.nrows())])
+        return decision, (worst, rad, M)
+
+    decision, payload, bits = with_precision_ladder(attempt, prec=prec, max_prec=max_prec)
+    if payload is None:
+        return Decision.UNDECIDED, float("inf"), float("inf"), None, bits
+    worst, rad, M = payload
+    return decision, worst, rad, M, bits
 
 
 @statement("step2", H=2, n=3, d=5, d_out=2, d_v=3)
@@ -114,32 +145,26 @@ def check_step2(instance, *, prec: int = 128, seed: int = 0, readout_perturbatio
     full = cert is not None and cert.decision is Decision.TRUE
     hyps.append(Hypothesis("rank(Z) = T", "certified" if full else "evidence",
                            f"certified rank {cert.certified_k if cert else 0} of T = {T}"))
-    Y = np.asarray(instance.labels)
     try:
         W_V, W_O, W_D = build_readout(np.zeros((instance.H * instance.d, instance.d_out)), instance.H,
                                       instance.d, instance.d_v, instance.d_out)
     except ConstructionFailed as exc:
         return conclude("step2", Decision.FALSE, claimed="Z M = Y", measured={"failed at": exc.step},
                         hypotheses=hyps, certified=True, method="shapes", reason=str(exc))
-    with workprec(prec):
-        Zb = feature_matrix_ball(instance.contexts, instance.queries, con.W_K, con.W_Q)
-        try:
-            Mb = solve_readout_ball(Zb, Y)
-            if readout_perturbation:  # sensitivity control: a wrong readout must be caught
-                Mb = Mb + arb(readout_perturbation) * to_arb_mat(np.ones((Mb.nrows(), Mb.ncols())))
-        except InsufficientPrecision as exc:
-            return conclude("step2", Decision.UNDECIDED, claimed="Z M = Y", measured={}, hypotheses=hyps,
-                            reason=str(exc))
-        worst, rad = residual_enclosure(Zb * Mb, Y)
-    M = np.asarray([[float(Mb[i, j].mid()) for j in range(Mb.ncols())] for i in range(Mb.nrows())])
+    mem, worst, rad, M, bits = exact_readout_residual(instance, con.W_K, con.W_Q, prec=prec,
+                                                      readout_perturbation=readout_perturbation)
+    if M is None:
+        return conclude("step2", Decision.UNDECIDED, claimed="Z M = Y", measured={}, hypotheses=hyps,
+                        reason=f"Z Z^T not certainly invertible up to {bits} bits: raise --prec")
     W_V, W_O, W_D = build_readout(M, instance.H, instance.d, instance.d_v, instance.d_out)
     weights = Weights(con.W_Q, con.W_K, W_V, W_O, W_D)
     identity_exact = bool(np.array_equal(readout_matrix(weights), M))
-    decision = Decision.all([certainly_less_equal(worst, TOLERANCE), Decision.TRUE if identity_exact else Decision.FALSE])
+    decision = Decision.all([mem, Decision.TRUE if identity_exact else Decision.FALSE])
     return conclude("step2", decision, claimed=f"Yhat = Z M = Y with |residual| <= {TOLERANCE:g}",
                     measured={"max |Z M - Y| (ball upper bound)": worst, "largest radius": rad,
                               "blockdiag(W_V) W_O W_D == M exactly": identity_exact},
-                    hypotheses=hyps, certified=True, method="arb balls", prec_bits=prec, tolerance=TOLERANCE,
+                    hypotheses=hyps, certified=decision is not Decision.UNDECIDED, method="arb balls",
+                    prec_bits=bits, tolerance=TOLERANCE,
                     margin=TOLERANCE - worst,
                     certificates=[{"kind": "residual ball", "max_abs_residual_upper": worst, "radius": rad},
                                   {"kind": "rank(Z) = T", **(cert.to_dict() if cert else {})}],

@@ -43,20 +43,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifier.balls import to_arb_mat
-from verifier.compare import Decision, certainly_less_equal, workprec
-from verifier.errors import ConstructionFailed, InsufficientPrecision
+from verifier.compare import Decision
+from verifier.errors import ConstructionFailed
 from verifier.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.instances import make_instance
 from verifier.model import Weights, forward
-from verifier.model_balls import feature_matrix_ball
 from verifier.rank import certify_rank_lower_bound
 from verifier.registry import negative_control, statement
 
 from .proposition1_rank_induction import (build_key_query_weights, certify_construction_rank,
                                           construction_trail, theorem_hypotheses)
-from .step2_linear_readout import (TOLERANCE, build_readout, residual_enclosure, solve_readout_ball,
-                                   solve_readout_float)
+from .step2_linear_readout import TOLERANCE, build_readout, exact_readout_residual, solve_readout_float
 
 CERTIFIED_T = 60  # up to this T the exact readout is enclosed in balls
 
@@ -110,24 +107,14 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, force_r: int
     certs = [{"kind": "rank(Z) = T: nonsingular minor", **cert.to_dict()}] if cert else []
     method, tol, margin = "arb balls", None, None
     if rank_ok and T <= CERTIFIED_T:
-        with workprec(prec):
-            Zb = feature_matrix_ball(instance.contexts, instance.queries, con.W_K, con.W_Q)
-            try:
-                shift = to_arb_mat(np.asarray(instance.queries)[:, :instance.d_out])
-                Y_ball = to_arb_mat(Y) - shift if skip else to_arb_mat(Y)  # App. C's shift, exact
-                Mb = solve_readout_ball(Zb, Y_ball)
-                Yhat = Zb * Mb  # Eq. (8) with the exact readout (blockdiag(W_V) W_O W_D = M)
-                if skip:
-                    Yhat = Yhat + shift
-                worst, rad = residual_enclosure(Yhat, Y)
-                mem = certainly_less_equal(worst, TOLERANCE)
-            except InsufficientPrecision as exc:
-                worst, rad, mem = float("inf"), float("inf"), Decision.UNDECIDED
-                trail.append(Step("exact readout not enclosed", "Step 2", {"reason": str(exc)}))
-        M = np.asarray([[float(Mb[i, j].mid()) for j in range(Mb.ncols())] for i in range(Mb.nrows())]) \
-            if np.isfinite(worst) else solve_readout_float(con.Z, Y_target)
-        measured.update({"max |yhat - y| with the exact readout (ball)": worst, "ball radius": rad})
-        certs.append({"kind": "residual ball (exact readout)", "max_abs_residual_upper": worst, "radius": rad})
+        mem, worst, rad, M, bits = exact_readout_residual(instance, con.W_K, con.W_Q, skip=skip, prec=prec)
+        if M is None:
+            M = solve_readout_float(con.Z, Y_target)
+            trail.append(Step("exact readout not enclosed", "Step 2", {"up to bits": bits}))
+        measured.update({"max |yhat - y| with the exact readout (ball)": worst, "ball radius": rad,
+                         "readout precision bits": bits})
+        certs.append({"kind": "residual ball (exact readout)", "max_abs_residual_upper": worst, "radius": rad,
+                      "prec_bits": bits})
         decision, tol, margin = mem, TOLERANCE, TOLERANCE - worst
     else:
         M = solve_readout_float(con.Z, Y_target)

@@ -126,6 +126,16 @@ def _cmd_report(args) -> int:
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
+        return _dispatch(args)
+    except BrokenPipeError:  # e.g. `mha-verify check ... | head`
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _dispatch(args) -> int:
+    try:
         if args.cmd == "list":
             return _cmd_list(args)
         if args.cmd in ("check", "audit"):

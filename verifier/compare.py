@@ -122,17 +122,13 @@ def with_precision_ladder(
     UNDECIDED is returned, not raised, so the caller can say "inconclusive".
     """
     bits = int(prec)
-    last_exc: Exception | None = None
     while True:
         try:
             with workprec(bits):
                 decision, payload = attempt(bits)
             if decision is not Decision.UNDECIDED or bits >= max_prec:
                 return decision, payload, bits
-        except (InsufficientPrecision, ZeroDivisionError) as exc:  # flint solve
-            last_exc = exc
+        except (InsufficientPrecision, ZeroDivisionError):  # flint solve
             if bits >= max_prec:
                 return Decision.UNDECIDED, None, bits  # type: ignore[return-value]
         bits = min(2 * bits, max_prec)
-        del last_exc
-        last_exc = None

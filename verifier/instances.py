@@ -266,3 +266,16 @@ def make_instance(*, H: int = 2, n: int = 3, d: int = 6, d_h: int | None = None,
     kind = context if degenerate is None else f"{context}+{degenerate}"
     return Instance(_frozen(E), _frozen(e), _frozen(y), int(H), int(d_h), int(d_v),
                     kind=kind, seed=seed, source="generated")
+
+
+def rng_for(seed: int, purpose: str) -> np.random.Generator:
+    """A random stream for a construction, independent of the instance's.
+
+    :func:`make_instance` draws the data from ``default_rng(seed)``; a checker
+    that also used ``default_rng(seed)`` would replay the data's numbers (its
+    "random" Gaussian vector would be a token or a query).  ``purpose`` (e.g.
+    the statement id) selects a separate stream of the same seed.
+    """
+    import zlib
+
+    return np.random.default_rng([int(seed), zlib.crc32(purpose.encode())])

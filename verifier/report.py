@@ -19,7 +19,9 @@ Same seed => same ``results.json`` apart from the ``run`` block (date, argv,
 machine, versions, durations) and the ``seconds`` fields.  A statement without
 a checker is a "not implemented" row, never a pass; a checker that raises is
 an "error" row and the exit code is non-zero (4 for errors, 1 for a refutation
-or a negative control that was not rejected, else 0).
+or a negative control that was not rejected, else 0).  Definitions and
+assumptions are properties of the data: their "refuted" (the property fails
+on a drawn instance) is counted and shown, but is not a refutation of the paper.
 
 >>> plan = instance_plan("assumption2", mode="default", seed=0)
 >>> len(plan), plan[0]["seed"], all(p["n"] < p["d"] for p in plan)
@@ -54,6 +56,11 @@ TIMING_KEYS = frozenset({"seconds", "run"})  # what a determinism check strips
 _CLI_FLAGS = (("H", "--H"), ("n", "--n"), ("d", "--d"), ("d_h", "--dh"), ("d_v", "--dv"),
               ("d_out", "--dout"), ("T", "--T"), ("context", "--context"),
               ("degenerate", "--degenerate"), ("seed", "--seed"))
+#: Statements that are properties of the data (a definition, an assumption),
+#: not claims of the paper: "refuted" there means "the property fails on this
+#: instance" (e.g. Assumption 1 with fewer than n queries), never that the
+#: paper is wrong, so it is counted but neither red nor a failing exit code.
+PROPERTY_PREFIXES = ("definition", "assumption")
 _STATUS_ORDER = ("error", "refuted", "control failed", "inconclusive", "hypotheses-unmet",
                  "verified (numerical)", "verified", "not implemented")
 
@@ -228,10 +235,16 @@ def run_controls(sid: str, *, seed: int, prec: int = PREC, progress: Progress | 
     return out
 
 
+def is_property(sid: str) -> bool:
+    return sid.startswith(PROPERTY_PREFIXES)
+
+
 def row_status(row: dict) -> str:
     if not row["implemented"]:
         return "not implemented"
     verdicts = [r["verdict"] for r in row["instances"]]
+    if is_property(row["id"]):  # the property failing on an instance is not a refutation
+        verdicts = ["hypotheses-unmet" if v == "refuted" else v for v in verdicts]
     controls = row["controls"]
     if "error" in verdicts or any(c["verdict"] == "error" and not c["rejected"] for c in controls):
         return "error"
@@ -250,7 +263,8 @@ def row_status(row: dict) -> str:
 
 def summarise(sid: str, run: dict | None, controls: list[dict]) -> dict:
     st = registry.REGISTRY[sid]
-    row = {"id": sid, "reference": st.reference, "summary": st.summary, "depends": list(st.depends),
+    row = {"id": sid, "kind": "property of the data" if is_property(sid) else "claim of the paper",
+           "reference": st.reference, "summary": st.summary, "depends": list(st.depends),
            "implemented": st.implemented, "module": st.module, "doc": st.doc,
            "instances": [], "skipped": [], "audit": None, "details": [], "controls": controls}
     if run:
@@ -273,53 +287,6 @@ def summarise(sid: str, run: dict | None, controls: list[dict]) -> dict:
     })
     row["status"] = row_status(row)
     return row
-
-
-# -- header --------------------------------------------------------------------
-
-def _versions() -> dict:
-    from importlib import metadata
-
-    out = {"python": sys.version.split()[0]}
-    for pkg in ("mha-verify", "numpy", "scipy", "sympy", "mpmath", "python-flint", "hypothesis", "torch", "matplotlib"):
-        try:
-            out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            out[pkg] = "not installed"
-    return out
-
-
-def _machine() -> dict:
-    import platform
-
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        mem = f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.1f} GiB"
-    except (ValueError, OSError, AttributeError):
-        mem = "unknown"
-    return {"platform": platform.platform(), "cpu": cpu, "cores": os.cpu_count(), "memory": mem}
-
-
-def _git_commit() -> str:
-    import subprocess
-
-    root = Path(__file__).resolve().parent.parent
-    try:
-        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, timeout=5)
-        if sha.returncode:
-            return "unknown"
-        return sha.stdout.strip()[:12] + (" (uncommitted changes)" if dirty.stdout.strip() else "")
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
 
 
 # -- the report ----------------------------------------------------------------
@@ -394,19 +361,17 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
         "summary": {"exit_code": code, "status_counts": {k: sum(r["status"] == k for r in rows)
                                                          for k in _STATUS_ORDER if any(r["status"] == k for r in rows)},
                     "refutations": [dict(statement=r["id"], **i) for r in rows for i in r["instances"]
-                                    if i["verdict"] == "refuted"]},
+                                    if i["verdict"] == "refuted" and not is_property(r["id"])]},
         "statements": {r["id"]: r for r in rows},
         "figures": {f["name"]: {k: f[k] for k in ("title", "caption", "file", "data", "error")} for f in figures},
         "run": {"argv": list(argv), "command": " ".join(["mha-verify"] + list(argv)[1:]) if argv else "",
                 "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t_start)),
-                "duration_seconds": round(time.time() - t_start, 3), "versions": _versions(),
-                "machine": _machine(), "git_commit": _git_commit()},
+                "duration_seconds": round(time.time() - t_start, 3), **report_html.run_environment()},
     }
     (out / "results.json").write_text(json.dumps(results, sort_keys=True, indent=1) + "\n")
     (out / "REPORT.md").write_text(report_html.render_markdown(results))
     (out / "index.html").write_text(report_html.render_html(results, figures))
-    if not os.environ.get("MHA_VERIFY_QUIET"):
-        counts = ", ".join(f"{v} {k}" for k, v in results["summary"]["status_counts"].items())
-        print(f"mha-verify report ({mode}, seed {seed}): {counts}; "
-              f"{results['run']['duration_seconds']:.0f} s; wrote {out / 'index.html'} (exit {code})")
+    counts = ", ".join(f"{v} {k}" for k, v in results["summary"]["status_counts"].items())
+    print(f"mha-verify report ({mode}, seed {seed}): {counts}; "
+          f"{results['run']['duration_seconds']:.0f} s; wrote {out / 'index.html'} (exit {code})")
     return code

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import html
 import json
+import os
+import sys
+from pathlib import Path
 
 MAX_LISTED = 25  # instances listed per statement (all non-verified ones are always listed)
 MAX_JSON = 6000  # characters of certificates shown per statement
@@ -42,6 +45,57 @@ window.addEventListener("load", function () {
   document.body.setAttribute("data-figures-decoded", ok + "/" + im.length);
 });
 </script>"""
+
+
+# -- the run's environment (the header; stripped when runs are compared) -------
+
+def _versions() -> dict:
+    from importlib import metadata
+
+    out = {"python": sys.version.split()[0]}
+    for pkg in ("mha-verify", "numpy", "scipy", "sympy", "mpmath", "python-flint", "hypothesis", "torch", "matplotlib"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def _machine() -> dict:
+    import platform
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        mem = f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.1f} GiB"
+    except (ValueError, OSError, AttributeError):
+        mem = "unknown"
+    return {"platform": platform.platform(), "cpu": cpu, "cores": os.cpu_count(), "memory": mem}
+
+
+def _git_commit() -> str:
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=5)
+        if sha.returncode:
+            return "unknown"
+        return sha.stdout.strip()[:12] + (" (uncommitted changes)" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def run_environment() -> dict:
+    return {"versions": _versions(), "machine": _machine(), "git_commit": _git_commit()}
 
 
 def fmt(x) -> str:
@@ -85,12 +139,13 @@ def _header_items(results) -> list[tuple[str, str]]:
     v = run["versions"]
     m = run["machine"]
     return [
-        ("What was verified", results["paper"]),
+        ("What was verified", f"{results['paper']}: {len(results['statements'])} statements, "
+                              f"{sum(r['implemented'] for r in results['statements'].values())} with a checker"),
         ("Command", run["command"] or "(called from Python)"),
         ("Mode", f"{cfg['mode']} ({cfg['instances_per_statement']} instance(s) per statement, plus every negative control)"),
         ("Seed", str(cfg["seed"])),
-        ("Precision", f"ball arithmetic at {cfg['prec_bits']} bits (raised adaptively where a checker says so); "
-                      "exact rationals where stated; float64 for numerical checks"),
+        ("Precision", f"ball arithmetic from {cfg['prec_bits']} bits (a checker may raise it; each instance "
+                      "records its prec_bits); exact rationals where stated; float64 for numerical checks"),
         ("Date (UTC)", run["date_utc"]),
         ("Duration", f"{run['duration_seconds']:.1f} s"),
         ("Machine", f"{m['cpu']}, {m['cores']} cores, {m['memory']}; {m['platform']}"),
@@ -99,31 +154,55 @@ def _header_items(results) -> list[tuple[str, str]]:
     ]
 
 
-def _attention(results) -> list[tuple[str, str, str]]:
-    """(kind, statement, text) of everything a reviewer must look at first."""
-    items = []
+MAX_ATTENTION = 5  # instances shown per statement and kind; the rest are counted
+
+
+def _attention(results) -> list[tuple[str, str, str, str]]:
+    """(kind, statement, text, command to reproduce) of everything a reviewer
+    must look at first: refutations, then errors, failed controls,
+    inconclusive instances, warnings.  Identical messages are merged."""
+    groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
+
+    def add(kind, sid, text, command=""):
+        groups.setdefault((kind, sid), []).append((text, command))
+
     for r in results["summary"]["refutations"]:
-        items.append(("REFUTED", r["statement"], f"{r['reason']} -- reproduce: {r['command']}"))
+        add("REFUTED", r["statement"], r["reason"], r["command"])
     for sid, row in results["statements"].items():
-        for msg in row["errors"]:
-            items.append(("error", sid, msg))
+        for i in row["instances"]:
+            if i["verdict"] == "error":
+                add("error", sid, i["reason"], i["command"])
         for c in row["controls"]:
-            if not c["rejected"] and c["verdict"] != "error":
-                items.append(("control not rejected", sid,
-                              f"'{c['description']}' gave {c['verdict']} (expected {', '.join(c['expect'])}): {c['reason']}"))
+            if not c["rejected"]:
+                add("error" if c["verdict"] == "error" else "control not rejected", sid,
+                    f"negative control '{c['description']}' gave {c['verdict']} (expected "
+                    f"{', '.join(c['expect'])}): {c['reason']}")
         for i in row["instances"]:
             if i["verdict"] == "inconclusive":
-                items.append(("inconclusive", sid, f"{i['reason']} -- reproduce: {i['command']}"))
-        warned = [i for i in row["instances"] if i.get("warnings")]
-        if warned:
-            items.append(("warnings", sid, f"{len(warned)} instance(s) raised warnings, e.g. "
-                          f"{warned[0]['warnings'][0]} -- reproduce: {warned[0]['command']}"))
+                add("inconclusive", sid, i["reason"], i["command"])
+            if i.get("warnings"):
+                add("warnings", sid, "; ".join(i["warnings"]), i["command"])
+    items = []
+    for kind in ("REFUTED", "error", "control not rejected", "inconclusive", "warnings"):
+        for (k, sid), entries in groups.items():
+            if k != kind:
+                continue
+            seen: dict[str, list[str]] = {}
+            for text, command in entries:
+                seen.setdefault(text, []).append(command)
+            for n, (text, commands) in enumerate(seen.items()):
+                if n == MAX_ATTENTION:
+                    items.append((kind, sid, f"... and {len(seen) - n} more (results.json)", ""))
+                    break
+                times = f" ({len(commands)} instances)" if len(commands) > 1 else ""
+                items.append((kind, sid, text + times, commands[0]))
     return items
 
 
 def _table_rows(results):
     for sid, r in results["statements"].items():
-        others = ", ".join(f"{n} {v}" for v, n in r["verdict_counts"].items() if v != "verified") or "-"
+        others = ", ".join(f"{n} {v}" + (" (property fails there)" if v == "refuted" and r["kind"] != "claim of the paper" else "")
+                           for v, n in r["verdict_counts"].items() if v != "verified") or "-"
         ctrl = f"{r['controls_rejected']}/{r['controls_total']}" if r["implemented"] else "-"
         yield sid, r, others, ctrl
 
@@ -209,8 +288,9 @@ def render_html(results: dict, figures: list[dict]) -> str:
     parts += [f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in _header_items(results)]
     parts.append("</dl><h2>Needs attention</h2>")
     items = _attention(results)
-    parts += [f'<div class="alert"><b>{html.escape(k)}</b> <a href="#{s}"><code>{s}</code></a>: {html.escape(t)}</div>'
-              for k, s, t in items] or ["<p>Nothing: no refutation, no error, no inconclusive instance, "
+    parts += [f'<div class="alert"><b>{html.escape(k)}</b> <a href="#{s}"><code>{s}</code></a>: {html.escape(t)}'
+              + (f"<br>reproduce: <code>{html.escape(c)}</code>" if c else "") + "</div>"
+              for k, s, t, c in items] or ["<p>Nothing: no refutation, no error, no inconclusive instance, "
                                         "every negative control rejected.</p>"]
     parts += ["<h2>Statement map</h2>", img("statement_map"), "<h2>Results by statement</h2>",
               "<table><tr><th>statement</th><th>paper</th><th>status</th><th>instances</th><th>certified passes</th>"
@@ -235,7 +315,9 @@ NOTES = ("certified: the deciding computation is exact rationals or ball arithme
          "excludes the bad case; numerical: float64 with a stated tolerance. worst margin: the smallest "
          "Evidence.margin over the instances (the checker's slack in its conclusion); largest residual: the "
          "largest value a checker recorded as a residual of its conclusion (e.g. |Yhat - Y|). "
-         "hypotheses-unmet on a drawn instance is not a failure: the statement does not apply there.")
+         "hypotheses-unmet on a drawn instance is not a failure: the statement does not apply there. "
+         "Definitions and assumptions are properties of the data, not claims: their 'refuted' means the "
+         "property fails on that instance (e.g. Assumption 1 with fewer than n queries), not that the paper is wrong.")
 NOTES_HTML = f'<p class="note">{html.escape(NOTES)}</p>'
 
 
@@ -281,7 +363,7 @@ def render_markdown(results: dict) -> str:
            "Open `index.html` for the same report with everything inline.", ""]
     out += [f"- **{k}**: {v}" for k, v in _header_items(results)]
     out += ["", "## Needs attention", ""]
-    out += [f"- **{k}** `{s}`: {t}" for k, s, t in _attention(results)] or ["Nothing: no refutation, no error, "
+    out += [f"- **{k}** `{s}`: {t}" + (f" -- reproduce: `{c}`" if c else "") for k, s, t, c in _attention(results)] or ["Nothing: no refutation, no error, "
                                                                               "no inconclusive instance, every negative control rejected."]
     figs = results["figures"]
     out += ["", "## Statement map", "", f"![{figs['statement_map']['title']}]({figs['statement_map']['file']})", "",

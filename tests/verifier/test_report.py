@@ -104,24 +104,38 @@ def test_raising_checker_is_an_error_row_and_the_run_completes(tmp_path, monkeyp
     assert "deliberate failure" in (tmp_path / "index.html").read_text()
 
 
+def _false_checker(sid):
+    def check(instance, **kw):
+        return conclude(sid, Decision.FALSE, claimed="x", measured="y",
+                        hypotheses=[Hypothesis("n < d", "certified")], certified=True)
+    return check
+
+
 def test_refutation_is_shown_first_with_its_command(tmp_path, monkeypatch):
     registry.load_all()
-
-    def false_claim(instance, **kw):
-        return conclude("assumption2", Decision.FALSE, claimed="x", measured="y",
-                        hypotheses=[Hypothesis("n < d", "certified")], certified=True)
-
-    monkeypatch.setattr(registry.REGISTRY["assumption2"], "check", false_claim)
-    code = report.write_report(out=tmp_path, mode="quick", seed=0, statements=["assumption2"])
+    monkeypatch.setattr(registry.REGISTRY["lemma2"], "check", _false_checker("lemma2"))
+    code = report.write_report(out=tmp_path, mode="quick", seed=0, statements=["lemma2"])
     res = results(tmp_path)
-    assert code == 1
+    assert code == 1 and res["statements"]["lemma2"]["status"] == "refuted"
     (ref,) = res["summary"]["refutations"]
-    assert ref["statement"] == "assumption2"
-    assert ref["command"] == report.reproduce_command("assumption2", ref["options"])
+    assert ref["statement"] == "lemma2"
+    assert ref["command"] == report.reproduce_command("lemma2", ref["options"])
     page = (tmp_path / "index.html").read_text()
     attention = page.index("Needs attention")
     assert attention < page.index("REFUTED") < page.index("Results by statement")
     assert ref["command"] in page
+
+
+def test_a_property_failing_on_an_instance_is_not_a_refutation(tmp_path, monkeypatch):
+    """Assumption 2 failing on some data says nothing against the paper."""
+    registry.load_all()
+    monkeypatch.setattr(registry.REGISTRY["assumption2"], "check", _false_checker("assumption2"))
+    code = report.write_report(out=tmp_path, mode="quick", seed=0, statements=["assumption2"])
+    res = results(tmp_path)
+    assert res["summary"]["refutations"] == []
+    assert res["statements"]["assumption2"]["status"] == "hypotheses-unmet"
+    assert res["statements"]["assumption2"]["verdict_counts"] == {"refuted": 1}
+    assert code == 0
 
 
 def test_negative_control_not_rejected_fails_the_report(tmp_path, monkeypatch):
