@@ -50,7 +50,7 @@ from .errors import InvalidInstance
 from .evidence import error_evidence
 from .runner import build_instance, run_check, run_control
 
-MODES = {"quick": 1, "default": 5, "thorough": 200}
+MODES = {"quick": 1, "default": 30, "thorough": 200}
 PREC = 128
 TIMING_KEYS = frozenset({"seconds", "run"})  # what a determinism check strips
 _CLI_FLAGS = (("H", "--H"), ("n", "--n"), ("d", "--d"), ("d_h", "--dh"), ("d_v", "--dv"),
