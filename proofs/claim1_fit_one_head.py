@@ -59,6 +59,7 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
+import scipy.linalg
 from flint import arb, fmpq_mat
 
 from verifier import model
@@ -95,10 +96,13 @@ def right_inverse(E: np.ndarray, t: int = 0) -> np.ndarray:
         return _RIGHT_INVERSES[key]
     if len(_RIGHT_INVERSES) > 64:
         _RIGHT_INVERSES.clear()
-    U, sv, Vt = np.linalg.svd(E, full_matrices=False)
-    if sv[-1] <= 1e-12 * max(sv[0], 1.0):
+    # E^T = Q R (thin QR, d x n): E^+ = Q R^{-T} is the minimum-norm right inverse,
+    # E E^+ = R^T Q^T Q R^{-T} = I_n; a tiny |R_ii| means E is rank deficient.
+    Q, R = np.linalg.qr(E.T)
+    diag = np.abs(np.diag(R))
+    if diag.min() <= 1e-12 * max(diag.max(), 1.0):
         raise ConstructionFailed("Claim 1", f"context of example {t} is rank deficient (Assumption 2 fails)")
-    pinv = (Vt.T / sv) @ U.T
+    pinv = np.ascontiguousarray(scipy.linalg.solve_triangular(R, Q.T, lower=False).T)  # (R^{-1} Q^T)^T
     pinv.setflags(write=False)
     _RIGHT_INVERSES[key] = pinv
     return pinv

@@ -64,7 +64,8 @@ def _cmd_list(args) -> int:
 
 
 def _print_human(ev, audit: bool) -> None:
-    print(f"{ev.statement}: {ev.verdict.upper()}  ({'certified, ' + ev.method if ev.certified else 'numerical, ' + ev.method}"
+    kind = "certified" if ev.certified else "numerical" if ev.method == "float64" else "not certified"
+    print(f"{ev.statement}: {ev.verdict.upper()}  ({kind}, {ev.method}"
           + (f", {ev.prec_bits} bits" if ev.prec_bits else "") + (f", tol {ev.tolerance:g}" if ev.tolerance else "") + ")")
     print(f"  claimed : {ev.claimed}")
     print(f"  measured: {ev.measured}")
