@@ -12,14 +12,16 @@ Classification: cross-entropy over d_out = ``n_classes`` classes, memorization
 = training accuracy (the argmax at every example).  Regression: MSE; an example
 counts as memorized when its residual is at most ``tol``.
 
-Training is full batch.  Several dataset sizes train at once as independent
-replicas (:func:`train_memorization_grid`): every replica starts from the same
-initialisation (drawn from ``seed``) and sees the first T_m examples; Adam is
-elementwise, so replicas do not interact.  Same seed and device => same
-numbers (initialisation from a private ``torch.Generator``; no sampling).
+Training is full batch.  Several dataset sizes (and restarts) train at once as
+independent replicas (:func:`train_memorization_grid`): a replica sees the
+first T_m examples and starts from the initialisation of seed ``seed + restart``;
+Adam is elementwise, so replicas do not interact.  Same seed => same numbers on
+the CPU (initialisation from a private ``torch.Generator`` on the CPU, no
+sampling, full batch); CUDA kernels may differ in the last bits.
 
-Numerical, never evidence: a trained count says what Adam found in a budget,
-not what the layer can or cannot do.
+Numerical, never a certificate: a success exhibits float32 weights that
+memorize the examples; a failure says only what Adam did not find in the
+budget, nothing about what the layer cannot do.
 
 >>> import numpy as np
 >>> rng = np.random.default_rng(0)
@@ -69,23 +71,28 @@ def training_arrays(data, *, task: str = "classification"):
 
 
 class AttentionLayer(torch.nn.Module):
-    """``replicas`` independent copies of one layer, Eqs. (1)-(6), every copy
-    initialised identically from ``seed`` (xavier-uniform attention weights as
-    in the authors' code; nn.Linear's default for the decoder)."""
+    """``replicas`` independent copies of one layer, Eqs. (1)-(6), initialised
+    from ``seed`` (one int: every copy identical; a list: one seed per copy) by
+    xavier-uniform attention weights as in the authors' code and nn.Linear's
+    default for the decoder."""
 
     def __init__(self, *, d: int, H: int, d_h: int, d_v: int = 1, d_out: int = 1, replicas: int = 1,
-                 bias: bool = False, logit_scale: float | None = None, seed: int = 0):
+                 bias: bool = False, logit_scale: float | None = None, seed=0):
         super().__init__()
         for name, v in (("d", d), ("H", H), ("d_h", d_h), ("d_v", d_v), ("d_out", d_out), ("replicas", replicas)):
             if not isinstance(v, (int, np.integer)) or v < 1:
                 raise InvalidInstance(f"{name} = {v!r} must be a positive integer")
         self.sizes = dict(d=d, H=H, d_h=d_h, d_v=d_v, d_out=d_out)
         self.scale = 1.0 / math.sqrt(d) if logit_scale is None else float(logit_scale)
-        g = torch.Generator().manual_seed(int(seed))
+        seeds = [int(seed)] * replicas if np.ndim(seed) == 0 else [int(s) for s in seed]
+        if len(seeds) != replicas:
+            raise InvalidInstance(f"{len(seeds)} seeds for {replicas} replicas")
+        gens = {s: torch.Generator().manual_seed(s) for s in seeds}
 
         def uniform(shape, bound):
-            one = (torch.rand(shape, generator=g, dtype=torch.float64) * 2 - 1) * bound
-            return torch.nn.Parameter(one.to(torch.float32).expand(replicas, *shape).clone())
+            draws = {s: (torch.rand(shape, generator=g, dtype=torch.float64) * 2 - 1) * bound
+                     for s, g in gens.items()}
+            return torch.nn.Parameter(torch.stack([draws[s] for s in seeds]).to(torch.float32))
 
         self.W_Q = uniform((H, d, d_h), math.sqrt(6.0 / (d + d_h)))
         self.W_K = uniform((H, d, d_h), math.sqrt(6.0 / (d + d_h)))
@@ -139,22 +146,28 @@ def _schedule(step: int, steps: int, kind: str) -> float:
 def train_memorization_grid(data, sizes, *, H: int, d_h: int, d_v: int = 1, task: str = "classification",
                             n_classes: int | None = None, steps: int = 2000, lr: float = 1e-3, seed: int = 0,
                             schedule: str = "warmup-cosine", bias: bool = False, logit_scale: float | None = None,
-                            tol: float = 1e-2, check_every: int = 25, device=None) -> dict:
-    """Train one replica per size T in ``sizes`` on the first T examples, all at once.
+                            tol: float = 1e-2, check_every: int = 25, restarts: int = 1, device=None) -> dict:
+    """Train ``restarts`` replicas per size T in ``sizes`` on the first T examples, all at
+    once; restart i starts from the initialisation of seed ``seed + i``.
 
-    Returns {"sizes", "results": [per size: T, reached (memorized every example at
-    some check), first_step, correct (best count at a check), accuracy or max_residual/mse],
-    "steps", "seconds", "device", "model"}.  Stops early once every replica has reached."""
+    Returns {"sizes", "results": [per size: T, reached (some restart memorized every
+    example at some check), reached_restarts, first_step, correct (best count at a check,
+    over restarts), accuracy, replica (the model replica of the best restart), and
+    max_residual for regression], "steps", "seconds", "device", "model"}.  Stops early
+    once every replica has reached."""
     if schedule not in ("warmup-cosine", "constant"):
         raise InvalidInstance(f"unknown schedule {schedule!r}")
     E, e, y = training_arrays(data, task=task)
     if y is None:
         raise InvalidInstance("training needs labels")
     sizes = [int(t) for t in sizes]
+    if not isinstance(restarts, (int, np.integer)) or restarts < 1:
+        raise InvalidInstance(f"restarts = {restarts!r} must be a positive integer")
     if not sizes or min(sizes) < 1 or max(sizes) > E.shape[0]:
         raise InvalidInstance(f"sizes {sizes} must lie in 1..T = {E.shape[0]}")
     device = torch.device(device) if device is not None else default_device()
-    M, Tmax, d = len(sizes), max(sizes), E.shape[2]
+    reps = [T for T in sizes for _ in range(restarts)]  # replica m: size reps[m], restart m % restarts
+    M, Tmax, d = len(reps), max(sizes), E.shape[2]
     E, e, y = E[:Tmax], e[:Tmax], y[:Tmax]
     if task == "classification":
         n_classes = int(y.max()) + 1 if n_classes is None else int(n_classes)
@@ -166,9 +179,10 @@ def train_memorization_grid(data, sizes, *, H: int, d_h: int, d_v: int = 1, task
         d_out = y.shape[1]
         yt = torch.as_tensor(np.array(y), dtype=torch.float32, device=device).expand(M, Tmax, d_out)
     Et, et = _tensors(E, e, device)
-    mask = (torch.arange(Tmax, device=device)[None, :] < torch.tensor(sizes, device=device)[:, None]).float()
+    mask = (torch.arange(Tmax, device=device)[None, :] < torch.tensor(reps, device=device)[:, None]).float()
     model = AttentionLayer(d=d, H=H, d_h=d_h, d_v=d_v, d_out=d_out, replicas=M, bias=bias,
-                           logit_scale=logit_scale, seed=seed).to(device)
+                           logit_scale=logit_scale,
+                           seed=[seed + m % restarts for m in range(M)]).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: _schedule(k, steps, schedule))
     best = np.zeros(M, dtype=np.int64)
@@ -204,14 +218,17 @@ def train_memorization_grid(data, sizes, *, H: int, d_h: int, d_v: int = 1, task
             for m in range(M):
                 if correct[m] >= best[m]:
                     best[m], last_metric[m] = correct[m], None if metric is None else float(metric[m])
-                if first[m] is None and correct[m] == sizes[m]:
+                if first[m] is None and correct[m] == reps[m]:
                     first[m] = step
             if all(f is not None for f in first):
                 break
     results = []
-    for m, T in enumerate(sizes):
-        r = {"T": T, "reached": first[m] is not None, "first_step": first[m], "correct": int(best[m]),
-             "accuracy": float(best[m]) / T}
+    for i, T in enumerate(sizes):
+        ms = range(i * restarts, (i + 1) * restarts)
+        done = [m for m in ms if first[m] is not None]
+        m = min(done, key=lambda k: first[k]) if done else max(ms, key=lambda k: best[k])
+        r = {"T": T, "reached": bool(done), "reached_restarts": len(done), "restarts": restarts,
+             "first_step": first[m], "correct": int(best[m]), "accuracy": float(best[m]) / T, "replica": m}
         if task == "regression":
             r["max_residual"] = last_metric[m]
         results.append(r)
@@ -231,14 +248,15 @@ def train_memorization(data, *, H: int, d_h: int, d_v: int = 1, task: str = "cla
     g = train_memorization_grid(data, [T], H=H, d_h=d_h, d_v=d_v, task=task, n_classes=n_classes,
                                 steps=steps, lr=lr, seed=seed, **options)
     r = g["results"][0]
+    replica = r["replica"]
     out = {"T": T, "memorized": r["reached"], "correct": r["correct"], "steps": g["steps"],
-           "seconds": g["seconds"], "device": g["device"], "model": g["model"], "task": task}
+           "seconds": g["seconds"], "device": g["device"], "model": g["model"], "replica": replica, "task": task}
     if task == "classification":
         out["accuracy"] = r["accuracy"]
     else:
         E, e, y = training_arrays(data, task=task)
         with torch.no_grad():
-            pred = g["model"](*_tensors(E, e, g["model"].W_Q.device))[0].double().cpu().numpy()
+            pred = g["model"](*_tensors(E, e, g["model"].W_Q.device))[replica].double().cpu().numpy()
         out["mse"] = float(np.mean((pred - y) ** 2))
         out["max_residual"] = float(np.abs(pred - y).max())
     return out

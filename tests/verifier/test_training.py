@@ -58,9 +58,15 @@ def test_shared_context_and_regression():
 
 
 def test_grid_replicas_see_prefixes():
-    g = train_memorization_grid(tiny(T=12), [4, 12], H=2, d_h=4, n_classes=4, steps=30, lr=1e-2)
+    g = train_memorization_grid(tiny(T=12), [4, 12], H=2, d_h=4, n_classes=4, steps=30, lr=1e-2, restarts=2)
     assert [r["T"] for r in g["results"]] == [4, 12]
     assert all(0 <= r["correct"] <= r["T"] for r in g["results"])
+    assert g["results"][0]["replica"] in (0, 1) and g["results"][1]["replica"] in (2, 3)
+    w = [g["model"].export_weights(m)["W_Q"] for m in range(4)]
+    init = AttentionLayer(d=8, H=2, d_h=4, d_out=4, replicas=2, seed=[0, 1])
+    assert not np.array_equal(init.W_Q[0].detach(), init.W_Q[1].detach())  # restarts differ
+    assert np.array_equal(AttentionLayer(d=8, H=2, d_h=4, seed=1).W_Q[0].detach(), init.W_Q[1].detach())
+    assert not np.array_equal(w[0], w[2])  # different sizes, different trajectories
 
 
 def test_bad_input_raises():
