@@ -25,7 +25,7 @@ on a drawn instance) is counted and shown, but is not a refutation of the paper.
 
 >>> plan = instance_plan("assumption2", mode="default", seed=0)
 >>> len(plan), plan[0]["seed"], all(p["n"] < p["d"] for p in plan)
-(5, 0, True)
+(30, 0, True)
 >>> reproduce_command("lemma2", {"H": 1, "n": 3, "d": 5, "d_h": None, "T": 4, "seed": 0})
 'mha-verify check lemma2 --H 1 --n 3 --d 5 --T 4 --seed 0'
 """
