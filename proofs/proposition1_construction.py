@@ -36,7 +36,7 @@ from verifier import model
 from verifier.errors import ConstructionFailed
 from verifier.instances import rng_for
 
-from .claim1_fit_one_head import interior_targets
+from .claim1_fit_one_head import build_claim1_attention, interior_targets
 from .claim2_fit_and_saturate import Claim2Construction, build_claim2_attention
 from .lemma3_rank_one_saturation import build_saturation_vectors, saturation_profile
 
@@ -211,8 +211,6 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
         # Rows of `rest` that are independent of the lower block for free.
         room = target - len(basis) - k
         if first:
-            from .claim1_fit_one_head import build_claim1_attention
-
             W[h] = build_claim1_attention(EJ, e[J], targets)
             z_rest_limit = model.head_outputs(Erest, model.softmax(
                 model.logits_from_attention_matrices(Erest, e[rest], W[h][None])))[:, 0] if rest else np.zeros((0, d))
