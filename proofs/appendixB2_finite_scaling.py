@@ -46,14 +46,16 @@ from __future__ import annotations
 import numpy as np
 from flint import arb, arb_mat
 
-from verifier.balls import spectral_norm_upper, to_arb_mat
+from verifier.balls import ball_max, spectral_norm_upper, to_arb_mat
 from verifier.compare import Decision, certainly_less, certainly_less_equal, upper, workprec
 from verifier.errors import ConstructionFailed, InsufficientPrecision
 from verifier.evidence import Evidence, Step, conclude
 from verifier.instances import make_instance
+from verifier.model_balls import feature_matrix_ball, logits_ball
 from verifier.rank import sigma_min_lower_bound
 from verifier.registry import negative_control, statement
 
+from .lemma4_softmax_saturation import error_bound_ball, saturation_constants_ball
 from .proposition1_construction import build_key_query_weights
 from .proposition1_rank_induction import theorem_hypotheses
 
@@ -62,25 +64,13 @@ def _token_rows(E, rows, istar) -> arb_mat:
     return to_arb_mat(np.asarray([E[t][i] for t, i in zip(rows, istar)]))
 
 
-def _lemma4_eps_ball(E, e, W_eff: arb_mat, v, w, c: arb, rows, istar) -> list:
-    """eps_i = 2(n-1) exp(R_i - c g_i) in balls, for each saturated row."""
+def _lemma4_eps_ball(E, e, W_eff: arb_mat, W_prime: arb_mat, c: arb, rows, istar) -> list:
+    """eps_i = 2(n-1) exp(R_i - c g_i) (Lemma 4) in balls, for each saturated row."""
+    L = logits_ball(E, e, W=[W_eff, W_prime], rows=rows)  # b = E W*_eff e, a' = E W' e
     out = []
-    n = E.shape[1]
-    wv = to_arb_mat(np.asarray(w)[None, :])
-    vv = to_arb_mat(np.asarray(v)[:, None])
-    for t, i in zip(rows, istar):
-        Et = to_arb_mat(E[t])
-        et = to_arb_mat(np.asarray(e[t])[:, None])
-        base = (Et * (W_eff * et)).entries()  # E W*_eff e
-        sat = (Et * vv * (wv * et)).entries()  # E W' e
-        R = arb(0)  # the k = i* term
-        for k in range(n):
-            R = R.max(base[k] - base[i])
-        g = None
-        for k in range(n):
-            if k != i:
-                g = (sat[i] - sat[k]) if g is None else g.min(sat[i] - sat[k])
-        out.append(2 * (n - 1) * (R - c * g).exp())
+    for (b, ap), i in zip(L, istar):
+        R, g = saturation_constants_ball(b, ap, i)
+        out.append(error_bound_ball(R, g, c, E.shape[1]))
     return out
 
 
@@ -91,14 +81,14 @@ def check_head_step(instance, con, hs, *, prec: int, c_scale: float = 1.0) -> di
     I, J, F = list(hs.basis_before), list(hs.new_rows), list(hs.free_rows)
     W_h = con.W[hs.head - 1]
     with workprec(prec):
-        Wp = to_arb_mat(np.outer(c2.v, c2.w))
+        Wp = to_arb_mat(c2.v[:, None]) * to_arb_mat(c2.w[None, :])  # W' = v w^T in balls
         c_used = arb(c2.c) * arb(c_scale)
         W_eff = to_arb_mat(W_h) - arb(c2.c) * Wp  # W^h = W*_eff + c W' exactly
         W_run = W_eff + c_used * Wp
         rows_sat = I + F
         ist = {t: k for t, k in zip(list(c2.saturated), list(c2.istar))}
         istar = [ist[t] for t in rows_sat]
-        Zc = _head_block_ball(E, e, W_run, I + J + F)  # Z_h(c) in balls, rows I, J, F
+        Zc = feature_matrix_ball(E, e, W=[W_run], rows=I + J + F)  # Z_h(c) in balls, rows I, J, F
         Zc_I = arb_mat([[Zc[a, k] for k in range(Zc.ncols())] for a in range(len(I))])
         Zc_lower = arb_mat([[Zc[len(I) + a, k] for k in range(Zc.ncols())] for a in range(len(J) + len(F))])
         Zinf_I = _token_rows(E, I, istar[:len(I)])
@@ -110,10 +100,7 @@ def check_head_step(instance, con, hs, *, prec: int, c_scale: float = 1.0) -> di
             Y_inf_rows += [[Zinf_F[a, k] for k in range(Zc.ncols())] for a in range(len(F))]
         Y_inf = arb_mat(Y_inf_rows) - (A * Zinf_I if A is not None else 0)
         actual = spectral_norm_upper(Y_c - Y_inf)
-        eps = _lemma4_eps_ball(E, e, W_eff, c2.v, c2.w, c_used, rows_sat, istar)
-        eps_max = eps[0]
-        for x in eps[1:]:
-            eps_max = eps_max.max(x)
+        eps_max = ball_max(_lemma4_eps_ball(E, e, W_eff, Wp, c_used, rows_sat, istar))
         x_max = _x_max_ball(E, instance)
         delta = [0] * len(J) + [1] * len(F)
         absA = [[abs(A[a, b]) for b in range(A.ncols())] for a in range(A.nrows())] if A is not None else []
@@ -146,26 +133,9 @@ def _sigma_min_upper(Y: arb_mat) -> arb:
 
 
 def _x_max_ball(E, instance) -> arb:
-    ctxs = [E[0]] if instance.shared_context else list(E)
-    best = None
-    for C in ctxs:
-        for row in C:
-            r = to_arb_mat(row[None, :])
-            val = (r * r.transpose())[0, 0].sqrt()
-            best = val if best is None else best.max(val)
-    return best
-
-
-def _head_block_ball(E, e, W_run: arb_mat, rows) -> arb_mat:
-    """z_h^(t) = E^(t)^T softmax(E^(t) W e^(t)) in balls, for one head with W a ball matrix."""
-    from verifier.model_balls import softmax_ball
-
-    out = []
-    for t in rows:
-        Et = to_arb_mat(E[t])
-        s = softmax_ball((Et * (W_run * to_arb_mat(np.asarray(e[t])[:, None]))).entries())
-        out.append((Et.transpose() * arb_mat([[x] for x in s])).entries())
-    return arb_mat(out)
+    """The largest token norm over the dataset, in balls."""
+    tokens = E[0] if instance.shared_context else np.asarray(E).reshape(-1, E.shape[2])
+    return ball_max(sum((arb(float(x)) ** 2 for x in row), arb(0)).sqrt() for row in tokens)
 
 
 @statement("appendixB2", H=3, n=3, d=5, context="shared")

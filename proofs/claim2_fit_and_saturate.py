@@ -76,8 +76,9 @@ from verifier.instances import rng_for
 from .assumption1_query_kruskal_rank import n_less_than_d
 from .claim1_fit_one_head import (TOLERANCE, build_claim1_attention, contexts_full_row_rank, interior_targets,
                                   queries_independent)
-from .lemma3_rank_one_saturation import arb_max, build_saturation_vectors, saturation_profile
-from .lemma4_softmax_saturation import logit_spread, saturation_constant, saturation_logits
+from .lemma3_rank_one_saturation import build_saturation_vectors, saturation_profile
+from .lemma4_softmax_saturation import (c0_ball, logit_spread, saturation_constant, saturation_constants_ball,
+                                        saturation_logits)
 
 
 @dataclass(frozen=True)
@@ -195,10 +196,10 @@ def check_claim2(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3,
             b, ap = saturation_logits(E[t], e[t], W_K0, cons.v, cons.w, W_Q=W_Q0)
             if n == 1:
                 continue
-            g = ap[i_star] - arb_max([ap[i] for i in range(n) if i != i_star])
+            R, g = saturation_constants_ball(b, ap, i_star)
             gaps.append(certainly_positive(g))
             if gaps[-1] is Decision.TRUE:
-                c_cert = max(c_cert, upper((arb_max(b) - b[i_star] + arb(2 * (n - 1) / eps).log()) / g))
+                c_cert = max(c_cert, upper(c0_ball(R, g, eps, n)))
         gap = Decision.all(gaps) if gaps else Decision.TRUE
         decisions.append(gap)
         top = max(c_cert, cons.c)

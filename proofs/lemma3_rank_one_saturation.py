@@ -55,6 +55,7 @@ import numpy as np
 from flint import arb, fmpq, fmpq_mat
 
 from verifier import model
+from verifier.balls import ball_max, ball_min
 from verifier.compare import Decision, certainly_positive, workprec
 from verifier.errors import ConstructionFailed, InvalidInstance
 from verifier.evidence import Evidence, Hypothesis, Step, conclude
@@ -149,22 +150,7 @@ def ball_gap(E, e, v, w) -> arb:
     Ev = [sum((arb(float(x)) * arb(float(y)) for x, y in zip(row, v)), arb(0)) for row in np.asarray(E)]
     a = [alpha * x for x in Ev]
     i = int(np.argmax([float(x.mid()) for x in a]))
-    return a[i] - arb_max([a[j] for j in range(len(a)) if j != i])
-
-
-def arb_max(xs: list) -> arb:
-    """A ball containing the max of every choice of points of the balls."""
-    m = xs[0]
-    for x in xs[1:]:
-        m = m.max(x)
-    return m
-
-
-def arb_min(xs: list) -> arb:
-    m = xs[0]
-    for x in xs[1:]:
-        m = m.min(x)
-    return m
+    return a[i] - ball_max([a[j] for j in range(len(a)) if j != i])
 
 
 @statement("lemma3", H=1, n=3, d=6, T=6)
@@ -220,7 +206,7 @@ def check_lemma3(instance, *, prec: int = 128, seed: int = 0, J_size: int | None
     if wf is not None and rest and n > 1:
         with workprec(prec):
             bgaps = [ball_gap(E[t], e[t], vf, wf) for t in rest]
-            bmin = arb_min(bgaps)
+            bmin = ball_min(bgaps)
             bdec = certainly_positive(bmin)
         certs.append({"kind": "builder's float W' (Claim 2 uses it): Eq. (21) gap in arb balls",
                       "min gap (ball)": str(bmin), "certainly > 0": bdec.value, "prec_bits": prec,

@@ -60,18 +60,17 @@ import numpy as np
 from flint import arb
 
 from verifier import model
-from verifier.balls import matmul, to_arb_mat
+from verifier.balls import ball_max, to_arb_mat
 from verifier.compare import (Decision, certainly_less_equal, certainly_positive, upper, with_precision_ladder,
                               workprec)
 from verifier.errors import InvalidInstance
 from verifier.evidence import Evidence, Hypothesis, Step, conclude
-from verifier.instances import make_instance
-from verifier.model_balls import softmax_ball
+from verifier.instances import make_instance, rng_for
+from verifier.model_balls import logits_ball, softmax_ball
 from verifier.registry import negative_control, statement
-from verifier.instances import rng_for
 
 from .claim1_fit_one_head import build_claim1_attention, interior_targets
-from .lemma3_rank_one_saturation import arb_max, build_saturation_vectors
+from .lemma3_rank_one_saturation import build_saturation_vectors
 
 MULTIPLIERS = (0.25, 1.0, 10.0, 1000.0)
 MAX_BITS = 1 << 18  # precision cap for the nearly tight n = 2 case
@@ -120,25 +119,40 @@ def build_saturation_setting(instance, *, seed: int = 0, base: str = "claim1", b
 
 
 def saturation_logits(E, e, W, v, w, *, W_Q=None) -> tuple[list, list]:
-    """Eq. (1) in balls for W and W' = v w^T: b = E (W e), a' = (w^T e) E v.
-    With ``W_Q`` given, W is the factor W_K and b = E (W_K (W_Q^T e))."""
-    Ea, ea = to_arb_mat(np.asarray(E)), to_arb_mat(np.asarray(e)[:, None])
-    We = matmul(to_arb_mat(W), ea) if W_Q is None else \
-        matmul(to_arb_mat(W), matmul(to_arb_mat(np.asarray(W_Q).T), ea))
-    b = matmul(Ea, We).entries()
-    alpha = matmul(to_arb_mat(np.asarray(w)[None, :]), ea)[0, 0]
-    return b, [alpha * x for x in matmul(Ea, to_arb_mat(np.asarray(v)[:, None])).entries()]
+    """Eq. (1) in balls (verifier.model_balls) for one example: b = E W e and
+    a' = E W' e with W' = v w^T formed in balls. With ``W_Q`` given, W is the
+    factor W_K and b = E (W_K (W_Q^T e))."""
+    E1, e1 = np.asarray(E)[None], np.asarray(e)[None]
+    b = logits_ball(E1, e1, W=[W])[0][0] if W_Q is None else \
+        logits_ball(E1, e1, np.asarray(W)[None], np.asarray(W_Q)[None])[0][0]
+    W_prime = to_arb_mat(np.asarray(v)[:, None]) * to_arb_mat(np.asarray(w)[None, :])
+    return b, logits_ball(E1, e1, W=[W_prime])[0][0]
+
+
+def saturation_constants_ball(b, ap, istar: int) -> tuple[arb, arb]:
+    """Lemma 4's R = max_i b_i - b_{i*} and gap g = a'_{i*} - max_{i != i*} a'_i, in balls."""
+    n = len(ap)
+    return ball_max(b) - b[istar], ap[istar] - ball_max([ap[i] for i in range(n) if i != istar])
+
+
+def c0_ball(R: arb, g: arb, eps: float, n: int) -> arb:
+    """c0(eps) = (R + ln(2(n-1)/eps)) / g, in balls."""
+    return (R + arb(2 * (n - 1) / eps).log()) / g
+
+
+def error_bound_ball(R: arb, g: arb, c, n: int, *, factor: int = 2, uses_R: bool = True) -> arb:
+    """factor (n-1) exp(R - c g): Lemma 4's l1 bound (factor 2, with R) in balls."""
+    return factor * (n - 1) * ((R if uses_R else arb(0)) - arb(c) * g).exp()
 
 
 def saturation_at(b, ap, istar: int, c: float, eps: float, bound: str, claim_eps: bool) -> tuple[Decision, dict]:
     """err(c) <= bound(c) (and <= eps when ``claim_eps``) at the current precision."""
     n = len(b)
     _, factor, uses_R = BOUNDS[bound]
-    g = ap[istar] - arb_max([ap[i] for i in range(n) if i != istar])
-    R = arb_max(b) - b[istar]
+    R, g = saturation_constants_ball(b, ap, istar)
     s = softmax_ball([bi + arb(c) * ai for bi, ai in zip(b, ap)])
     err = 2 * sum((s[i] for i in range(n) if i != istar), arb(0))  # = ||s - one-hot||_1 since sum s = 1
-    bnd = factor * (n - 1) * ((R if uses_R else arb(0)) - arb(c) * g).exp()
+    bnd = error_bound_ball(R, g, c, n, factor=factor, uses_R=uses_R)
     decs = {"err <= bound": certainly_less_equal(err, bnd)}
     if claim_eps:
         decs["err <= eps"] = certainly_less_equal(err, arb(eps))
@@ -159,10 +173,9 @@ def check_lemma4(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3,
         with workprec(prec):
             b, ap = saturation_logits(E[t], e[t], st["W"], st["v"], st["w"])
             istar = int(np.argmax([float(x.mid()) for x in ap]))
-            g = ap[istar] - arb_max([ap[i] for i in range(n) if i != istar])
-            R = arb_max(b) - b[istar]
+            R, g = saturation_constants_ball(b, ap, istar)
             gap_status.append(certainly_positive(g))
-            c0 = (R + arb(2 * (n - 1) / eps).log()) / g
+            c0 = c0_ball(R, g, eps, n)
             c0_up = upper(c0)
         c0_float = saturation_constant(float(R.mid()), float(g.mid()), eps, n)
         row = {"example": t, "i*": istar, "g": str(g), "R": str(R), "c0 (ball)": str(c0), "c0_up": c0_up,

@@ -55,7 +55,6 @@ class HeadStep:
     targets: np.ndarray  # s^(j) for j in J
     claim2: Claim2Construction | None
     limit_block: np.ndarray  # Y_inf (|J|+|F|) x d
-    actual_block: np.ndarray  # Y_c at the chosen c
     sigma_min_limit: float  # float estimate; certified in appendixB2
     kappa: float
     x_max: float
@@ -250,7 +249,7 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
             A_full[left] = A_new_left
         A = A_full
         heads.append(HeadStep(h + 1, tuple(basis), tuple(J), tuple(F), A_lower.copy(), targets,
-                              claim2, Y_inf, Y_c, sigma, kappa, x_max, eps, bound, actual,
+                              claim2, Y_inf, sigma, kappa, x_max, eps, bound, actual,
                               len(basis) + len(lower)))
         basis = basis + lower
         pending = left

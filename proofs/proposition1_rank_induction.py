@@ -132,8 +132,10 @@ def construction_trail(instance, con: Construction) -> list[Step]:
 
 @statement("proposition1", H=3, n=3, d=5, context="shared")
 def check_proposition1(instance, *, prec: int = 128, seed: int = 0, claimed_rank: int | None = None,
-                       r: int | None = None, **options) -> Evidence:
-    hyps = theorem_hypotheses(instance, prec=prec, seed=seed)
+                       r: int | None = None, hypotheses: list | None = None, **options) -> Evidence:
+    """``r`` and ``hypotheses`` let Remark 1 run the same proof with r = min(n, k, d_h)
+    under its own hypotheses (the Kruskal rank k instead of Assumption 1)."""
+    hyps = theorem_hypotheses(instance, prec=prec, seed=seed) if hypotheses is None else list(hypotheses)
     r_used = instance.r if r is None else int(r)
     bound = min(instance.H * (r_used - 1) + 1, instance.T)
     claimed = bound if claimed_rank is None else int(claimed_rank)

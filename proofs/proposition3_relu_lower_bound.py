@@ -157,7 +157,6 @@ def unreachable_labels(points, m: int, rng) -> dict | None:
     if 2 ** (m * T) > PATTERN_LIMIT:
         return None
     y = [fmpq(int(k), 7) for k in rng.integers(-100, 101, T)]
-    ycol = fmpq_mat(T, 1, y)
     subsets = list(itertools.product((0, 1), repeat=T))
     for tup in itertools.combinations_with_replacement(range(len(subsets)), m):
         M = pattern_matrix(points, [subsets[k] for k in tup])

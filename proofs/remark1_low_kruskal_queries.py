@@ -52,9 +52,9 @@ def check_remark1(instance, *, prec: int = 128, seed: int = 0, r_override: int |
                        f"k in [{kr.lower}, {kr.upper}]" + (f", witness {list(kr.witness)}" if kr.witness else ""))]
     k = kr.lower  # certified lower bound: every k queries independent
     r = max(1, min(instance.n, k, instance.d_h)) if r_override is None else int(r_override)
-    ev = check_proposition1(instance, prec=prec, seed=seed, r=r)
     hyps.append(Hypothesis(f"r = {r}" + (" = min(n, k, d_h)" if r_override is None else " (variant)"),
                            "certified", f"n = {instance.n}, k = {k}, d_h = {instance.d_h}"))
+    ev = check_proposition1(instance, prec=prec, seed=seed, r=r, hypotheses=hyps)
     decision = Decision.TRUE if ev.verdict == "verified" else Decision.UNDECIDED
     if "construction failed at" in ev.measured and kr.witness is not None and r > kr.upper:
         # r queries cannot all be independent: a certified dependent subset of size k+1 <= r
@@ -62,7 +62,9 @@ def check_remark1(instance, *, prec: int = 128, seed: int = 0, r_override: int |
         decision = Decision.FALSE
     return conclude("remark1", decision, claimed=f"Prop. 1's construction reaches min(H(r-1)+1, T) with r = {r}",
                     measured={**ev.measured, "kruskal_rank": [kr.lower, kr.upper], "r": r}, hypotheses=hyps,
-                    certified=ev.certified, method=ev.method, prec_bits=ev.prec_bits, margin=ev.margin,
+                    certified=decision is not Decision.UNDECIDED,
+                    method=ev.method if decision is Decision.TRUE else "exact Kruskal witness",
+                    prec_bits=ev.prec_bits, margin=ev.margin,
                     certificates=[kr.to_dict(), *ev.certificates], trail=ev.trail)
 
 

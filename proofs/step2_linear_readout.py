@@ -101,11 +101,13 @@ def residual_enclosure(Yhat: arb_mat, Y) -> tuple[Decision, float, float]:
     return Decision.all(decisions), worst, rad
 
 
-def exact_readout_residual(instance, W_K, W_Q, *, skip: bool = False, prec: int = 128,
-                           max_prec: int = 1024, readout_perturbation: float = 0.0):
+def exact_readout_residual(instance, W_K, W_Q, *, skip: bool = False, shift_labels: bool = True,
+                           prec: int = 128, max_prec: int = 1024, readout_perturbation: float = 0.0):
     """Enclose the exact readout M = Z^T (Z Z^T)^{-1} Y' (Y' = Y - W_D^T e with the
     skip connection, App. C) and the residual of Eq. (8) with it, doubling the
-    precision while undecided.  Returns (decision, worst, radius, M_mid, bits)."""
+    precision while undecided.  ``shift_labels=False`` (a negative control)
+    fits Y itself and still runs the skip connection.
+    Returns (decision, worst, radius, M_mid, bits)."""
     Y = np.asarray(instance.labels)
     shift_np = np.asarray(instance.queries)[:, :instance.d_out]
 
@@ -113,7 +115,7 @@ def exact_readout_residual(instance, W_K, W_Q, *, skip: bool = False, prec: int 
         Zb = feature_matrix_ball(instance.contexts, instance.queries, W_K, W_Q)
         Yb = to_arb_mat(Y)
         shift = to_arb_mat(shift_np)
-        Mb = solve_readout_ball(Zb, Yb - shift if skip else Yb)
+        Mb = solve_readout_ball(Zb, Yb - shift if skip and shift_labels else Yb)
         if readout_perturbation:  # sensitivity control: a wrong readout must be caught
             Mb = Mb + arb(readout_perturbation) * to_arb_mat(np.ones((Mb.nrows(), Mb.ncols())))
         Yhat = Zb * Mb + shift if skip else Zb * Mb  # Eq. (8); blockdiag(W_V) W_O W_D = M

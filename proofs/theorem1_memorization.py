@@ -68,18 +68,20 @@ def size_hypotheses(instance) -> list[Hypothesis]:
             h("T <= H(r-1)+1", instance.T <= cap, f"T = {instance.T}, H(r-1)+1 = {cap}")]
 
 
-def save_weights(path, instance, weights: Weights, labels, *, skip: bool) -> None:
+def write_weights(path, instance, weights: Weights, labels, *, skip: bool) -> None:
     """The constructed parameters exactly as certified, with the dataset."""
     np.savez(path, contexts=np.array(instance.contexts), queries=np.array(instance.queries),
              labels=np.array(labels), skip_connection=np.array(skip), **weights.as_arrays())
 
 
-def memorize(instance, *, prec: int, seed: int, skip: bool = False, force_r: int | None = None,
+def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels: bool = True,
+             force_r: int | None = None,
              save: str | None = None, statement_id: str = "theorem1") -> Evidence:
     """The whole proof: Prop. 1, Step 2, forward pass (with or without skip)."""
     hyps = size_hypotheses(instance) + theorem_hypotheses(instance, prec=prec, seed=seed)
     Y = np.asarray(instance.labels)
-    Y_target = Y - (np.asarray(instance.queries)[:, :instance.d_out] if skip else 0.0)  # App. C's shift
+    shift = skip and shift_labels
+    Y_target = Y - (np.asarray(instance.queries)[:, :instance.d_out] if shift else 0.0)  # App. C's shift
     claimed = "yhat = y for every example" + (" (skip connection)" if skip else "")
     try:
         con = build_key_query_weights(instance, seed=seed, r=force_r)
@@ -107,7 +109,8 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, force_r: int
     certs = [{"kind": "rank(Z) = T: nonsingular minor", **cert.to_dict()}] if cert else []
     method, tol, margin = "arb balls", None, None
     if rank_ok and T <= CERTIFIED_T:
-        mem, worst, rad, M, bits = exact_readout_residual(instance, con.W_K, con.W_Q, skip=skip, prec=prec)
+        mem, worst, rad, M, bits = exact_readout_residual(instance, con.W_K, con.W_Q, skip=skip,
+                                                          shift_labels=shift_labels, prec=prec)
         if M is None:
             M = solve_readout_float(con.Z, Y_target)
             trail.append(Step("exact readout not enclosed", "Step 2", {"up to bits": bits}))
@@ -131,7 +134,7 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, force_r: int
                       "Step 2" + (", App. C" if skip else ""),
                       {"max |yhat - y| (float64 weights)": float_res}))
     if save:
-        save_weights(save, instance, weights, Y, skip=skip)
+        write_weights(save, instance, weights, Y, skip=skip)
         trail.append(Step("Weights saved", "--save-weights", {"path": str(save)}))
     return conclude(statement_id, decision, claimed=claimed, measured=measured, hypotheses=hyps,
                     certified=decision is not Decision.UNDECIDED, method=method, prec_bits=prec, tolerance=tol,

@@ -71,15 +71,34 @@ def float_up(x) -> float:
     return float(_up(upper(x)))
 
 
-def _as_float_array(A) -> np.ndarray:
+def ball_max(xs) -> arb:
+    """A ball containing max(x_1, ..., x_k) for every choice of points of the balls."""
+    xs = list(xs)
+    m = xs[0]
+    for x in xs[1:]:
+        m = m.max(x)
+    return m
+
+
+def ball_min(xs) -> arb:
+    """A ball containing min(x_1, ..., x_k) for every choice of points of the balls."""
+    xs = list(xs)
+    m = xs[0]
+    for x in xs[1:]:
+        m = m.min(x)
+    return m
+
+
+def as_float_matrix(A, what: str = "matrix") -> np.ndarray:
+    """A finite 2-D float64 array, or InvalidInstance with one line saying why."""
     try:
         a = np.asarray(A, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise InvalidInstance(f"not a real matrix: {exc}") from None
+        raise InvalidInstance(f"not a real {what}: {exc}") from None
     if a.ndim != 2:
-        raise InvalidInstance(f"expected a 2-D matrix, got shape {a.shape}")
+        raise InvalidInstance(f"expected a 2-D {what}, got shape {a.shape}")
     if not np.all(np.isfinite(a)):
-        raise InvalidInstance("matrix has NaN or infinite entries")
+        raise InvalidInstance(f"{what} has NaN or infinite entries")
     return a
 
 
@@ -95,7 +114,7 @@ def to_arb_mat(A) -> arb_mat:
     """
     if isinstance(A, arb_mat):
         return A
-    a = _as_float_array(A)
+    a = as_float_matrix(A)
     m, n = a.shape
     if m == 0 or n == 0:
         return arb_mat(m, n)
@@ -117,7 +136,7 @@ def _upper_floats(xs: list) -> np.ndarray:
 def arb_mat_mid(M) -> np.ndarray:
     """Midpoints as a float64 array (rounded to nearest: a float, not a bound)."""
     if not isinstance(M, arb_mat):
-        return _as_float_array(M).copy()
+        return as_float_matrix(M).copy()
     m, n = M.nrows(), M.ncols()
     return np.array([float(e) for e in M.entries()], dtype=np.float64).reshape(m, n)
 
@@ -125,7 +144,7 @@ def arb_mat_mid(M) -> np.ndarray:
 def arb_mat_rad_upper(M) -> np.ndarray:
     """Float64 upper bounds of the radii (zeros for a float array)."""
     if not isinstance(M, arb_mat):
-        return np.zeros_like(_as_float_array(M))
+        return np.zeros_like(as_float_matrix(M))
     return _upper_floats([e.rad() for e in M.entries()]).reshape(M.nrows(), M.ncols())
 
 
@@ -135,7 +154,7 @@ def arb_mat_abs_upper(M) -> np.ndarray:
     For a float array this is ``|A|`` itself (exact).
     """
     if not isinstance(M, arb_mat):
-        return np.abs(_as_float_array(M))
+        return np.abs(as_float_matrix(M))
     return _upper_floats([e.abs_upper() for e in M.entries()]).reshape(M.nrows(), M.ncols())
 
 

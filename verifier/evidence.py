@@ -112,6 +112,10 @@ class Evidence:
     trail: tuple[Step, ...] = ()
     negative_control: bool = False
 
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict {self.verdict!r} not in {VERDICTS}")
+
     @property
     def exit_code(self) -> int:
         return EXIT_CODES[self.verdict]

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from flint import fmpq, fmpq_mat
 
+from .balls import as_float_matrix
 from .compare import Decision
 from .errors import InvalidInstance
 from .exact import exact_nullspace
@@ -158,14 +159,7 @@ class _Search:
     """State of one analysis: exact data, bounds, witness, log."""
 
     def __init__(self, V, exhaustive_limit: int, samples: int, seed: int):
-        try:
-            V = np.asarray(V, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise InvalidInstance(f"not a real array: {exc}") from None
-        if V.ndim != 2:
-            raise InvalidInstance(f"expected an (m, d) array of row vectors, got shape {V.shape}")
-        if not np.all(np.isfinite(V)):
-            raise InvalidInstance("vectors have NaN or infinite entries")
+        V = as_float_matrix(V, "(m, d) array of row vectors")
         if exhaustive_limit < 0 or samples < 0:
             raise InvalidInstance("exhaustive_limit and samples must be >= 0")
         self.V, (self.m, self.d) = V, V.shape

@@ -18,14 +18,17 @@ import numpy as np
 from flint import arb, arb_mat
 
 from . import model
+from .balls import to_arb_mat
 from .model import Weights
 
 
 def _mat(A) -> arb_mat:
+    """float64 array (a vector as a column) -> exact arb_mat; an arb_mat (e.g. a
+    ball weight) passes through."""
+    if isinstance(A, arb_mat):
+        return A
     A = np.asarray(A, dtype=np.float64)
-    if A.ndim == 1:
-        A = A[:, None]
-    return arb_mat(A.tolist())
+    return to_arb_mat(A[:, None] if A.ndim == 1 else A)
 
 
 def softmax_ball(a) -> list:
@@ -42,13 +45,14 @@ def _row(M: arb_mat, i: int) -> list:
     return [M[i, j] for j in range(M.ncols())]
 
 
-def scores_ball(contexts, queries, W_K=None, W_Q=None, *, W=None, rows=None):
-    """Softmax scores s_h^(t) as nested lists ``S[t][h] -> list of n arb``
-    for the examples in ``rows`` (default all).  Eq. (1) is evaluated as
-    u = W_K (W_Q^T e) (or u = W e), a = E u."""
+def logits_ball(contexts, queries, W_K=None, W_Q=None, *, W=None, rows=None):
+    """Eq. (1) in balls as nested lists ``L[t][h] -> list of n arb`` for the
+    examples in ``rows`` (default all), evaluated as u = W_K (W_Q^T e) (or
+    u = W e), a = E u.  ``W`` is a sequence of d x d attention matrices, float64
+    arrays or arb_mats (ball weights, e.g. W* + c W' formed exactly)."""
     queries = np.asarray(queries, dtype=np.float64)
-    rows = range(contexts.shape[0]) if rows is None else list(rows)
-    H = (W if W is not None else W_K).shape[0]
+    rows = list(range(contexts.shape[0])) if rows is None else list(rows)
+    H = len(W) if W is not None else W_K.shape[0]
     Q = _mat(queries[rows])  # (T', d)
     U = []
     for h in range(H):
@@ -57,18 +61,21 @@ def scores_ball(contexts, queries, W_K=None, W_Q=None, *, W=None, rows=None):
         else:
             P = Q * _mat(W_Q[h])  # (T', d_h)
             U.append(P * _mat(W_K[h]).transpose())  # (T', d)
-    shared = model.is_shared(contexts) or len(rows) == 1
-    S = []
-    if shared:
+    if model.is_shared(contexts) or len(rows) == 1:
         Et = _mat(contexts[rows[0]]).transpose()  # (d, n)
         A = [U[h] * Et for h in range(H)]  # (T', n)
-        for i in range(len(rows)):
-            S.append([softmax_ball(_row(A[h], i)) for h in range(H)])
-        return S
+        return [[_row(A[h], i) for h in range(H)] for i in range(len(rows))]
+    out = []
     for i, t in enumerate(rows):
         E = _mat(contexts[t])
-        S.append([softmax_ball((E * _col(U[h], i)).entries()) for h in range(H)])
-    return S
+        out.append([(E * _col(U[h], i)).entries() for h in range(H)])
+    return out
+
+
+def scores_ball(contexts, queries, W_K=None, W_Q=None, *, W=None, rows=None):
+    """Eq. (2) on :func:`logits_ball`: ``S[t][h] -> list of n arb``."""
+    L = logits_ball(contexts, queries, W_K, W_Q, W=W, rows=rows)
+    return [[softmax_ball(a) for a in per_head] for per_head in L]
 
 
 def _col(U: arb_mat, i: int) -> arb_mat:
@@ -131,14 +138,3 @@ def forward_ball(contexts, queries, weights: Weights, *, skip: bool = False, Z: 
     if skip:
         Y = Y + _mat(queries) * _mat(weights.W_D)
     return Y
-
-
-def residual_bound(Yhat: arb_mat, labels) -> tuple[arb, float]:
-    """max_t,j |yhat - y| as an arb ball, and its float upper bound."""
-    y = np.asarray(labels, dtype=np.float64)
-    worst = arb(0)
-    for i in range(Yhat.nrows()):
-        for j in range(Yhat.ncols()):
-            diff = abs(Yhat[i, j] - arb(float(y[i, j])))
-            worst = worst.max(diff)
-    return worst, float(worst.upper())

@@ -38,6 +38,7 @@ import scipy.linalg
 from flint import arb, arb_mat, fmpq
 
 from .balls import (
+    as_float_matrix,
     float_up,
     identity,
     frobenius_upper,
@@ -78,14 +79,7 @@ def _split(A) -> tuple[np.ndarray, arb_mat | None]:
         if not np.all(np.isfinite(mid)):
             raise InvalidInstance("ball matrix has NaN or infinite midpoints")
         return mid, A
-    try:
-        a = np.asarray(A, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInstance(f"not a real matrix: {exc}") from None
-    if a.ndim != 2:
-        raise InvalidInstance(f"expected a 2-D matrix, got shape {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise InvalidInstance("matrix has NaN or infinite entries")
+    a = as_float_matrix(A)
     return a, None
 
 

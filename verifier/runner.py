@@ -19,7 +19,7 @@ def build_instance(sid: str, *, data=None, **options) -> Instance:
     opts = st.options(**options)
     if data is not None:
         return load_npz(data, H=opts["H"], d_h=opts["d_h"], d_v=opts["d_v"],
-                        d_out=None if opts["d_out"] == registry.DEFAULT_OPTIONS["d_out"] else opts["d_out"])
+                        d_out=opts["d_out"])  # used only when the file has no labels
     return make_instance(H=opts["H"], n=opts["n"], d=opts["d"], d_h=opts["d_h"], d_v=opts["d_v"],
                          d_out=opts["d_out"], T=opts["T"], context=opts["context"],
                          degenerate=opts["degenerate"], seed=opts["seed"])
