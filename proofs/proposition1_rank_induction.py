@@ -145,6 +145,7 @@ def check_proposition1(instance, *, prec: int = 128, seed: int = 0, claimed_rank
     except ConstructionFailed as exc:
         return conclude("proposition1", Decision.UNDECIDED, claimed=claim_text,
                         measured={"construction failed at": exc.step}, hypotheses=hyps,
+                        method="construction (float64) failed: nothing decided",
                         reason=f"the construction broke at {exc.step}: {exc}",
                         trail=[Step(f"Construction failed at {exc.step}", exc.step, {"message": str(exc)})])
     trail = construction_trail(instance, con)
