@@ -3,9 +3,9 @@
     python benchmarks/bench_certified_rank.py [--rows 621] [--cols 1280] [--seed 0] [--sigma]
 
 Builds a Gaussian rows x cols matrix, times ``np.linalg.svd`` (singular values
-only) and :func:`verifier.rank.certify_full_row_rank` in the same run, and
+only) and :func:`verifier.arith.rank.certify_full_row_rank` in the same run, and
 prints one JSON line.  Target on a 2-core machine: certified <= 10 s at
-621 x 1280.  ``--sigma`` also times :func:`verifier.rank.sigma_min_lower_bound`.
+621 x 1280.  ``--sigma`` also times :func:`verifier.arith.singular_values.sigma_min_lower_bound`.
 """
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
-from verifier.compare import upper  # noqa: E402
-from verifier.rank import certify_full_row_rank, sigma_min_lower_bound  # noqa: E402
+from verifier.arith.compare import upper  # noqa: E402
+from verifier.arith.rank import certify_full_row_rank
+from verifier.arith.singular_values import sigma_min_lower_bound
 
 
 def main(argv=None) -> int:

@@ -18,9 +18,9 @@ import time
 
 import numpy as np
 
-from proofs.proposition1_construction import build_key_query_weights
-from proofs.proposition1_rank_induction import certify_construction_rank
-from verifier.instances import make_instance
+from proofs.mahdavi2024.proposition1_construction import build_key_query_weights
+from proofs.mahdavi2024.proposition1_rank_induction import certify_construction_rank
+from verifier.data.instances import make_instance
 
 CASES = {
     "fig2": dict(H=20, n=32, d=64, d_h=32, context="shared"),

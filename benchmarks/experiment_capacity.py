@@ -46,13 +46,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from proofs.proposition1_construction import build_key_query_weights
-from proofs.proposition1_rank_induction import certify_construction_rank
-from proofs.step2_linear_readout import build_readout, solve_readout_float
-from verifier.instances import from_arrays, sinusoidal_encoding
-from verifier.model_torch import forward_torch
-from verifier.rank import numerical_rank
-from verifier.training import attention_maxima, train_memorization_grid
+from proofs.mahdavi2024.proposition1_construction import build_key_query_weights
+from proofs.mahdavi2024.proposition1_rank_induction import certify_construction_rank
+from proofs.mahdavi2024.step2_linear_readout import build_readout, solve_readout_float
+from verifier.arith.rank import numerical_rank
+from verifier.data.instances import from_arrays, sinusoidal_encoding
+from verifier.experiments.training import attention_maxima, train_memorization_grid
+from verifier.model.mha_torch import forward_torch
 
 MODES = {
     "quick": dict(d=16, n=8, d_h=16, H_sweep=[1, 2, 4, 6, 8], n_sweep=[2, 4, 6, 8, 10, 12], H_n=2,

@@ -44,13 +44,13 @@ from pathlib import Path
 
 import numpy as np
 
-from proofs.assumption1_query_kruskal_rank import check_assumption1
-from proofs.assumption2_context_rank import check_assumption2
-from proofs.assumption3_mean_shifted_queries import check_assumption3
-from proofs.definition2_general_position import check_definition2
-from verifier.instances import from_arrays, sinusoidal_encoding
-from verifier.model import softmax
-from verifier.rank import numerical_rank
+from proofs.mahdavi2024.assumption1_query_kruskal_rank import check_assumption1
+from proofs.mahdavi2024.assumption2_context_rank import check_assumption2
+from proofs.mahdavi2024.assumption3_mean_shifted_queries import check_assumption3
+from proofs.mahdavi2024.definition2_general_position import check_definition2
+from verifier.arith.rank import numerical_rank
+from verifier.data.instances import from_arrays, sinusoidal_encoding
+from verifier.model.mha import softmax
 
 CHECKS = (("assumption1", check_assumption1), ("assumption2", check_assumption2),
           ("assumption3", check_assumption3), ("general position (queries)", check_definition2))

@@ -9,9 +9,9 @@ import argparse
 import json
 import sys
 
-from . import registry
-from .errors import InvalidInstance, NotImplementedStatement, VerifierError
-from .instances import CONTEXT_KINDS, DEGENERATE_KINDS
+from verifier.data.instances import CONTEXT_KINDS, DEGENERATE_KINDS
+from verifier.errors import InvalidInstance, NotImplementedStatement, VerifierError
+from verifier.statements import registry
 
 
 def _instance_options(p: argparse.ArgumentParser) -> None:
@@ -86,7 +86,7 @@ def _print_human(ev, audit: bool) -> None:
 
 
 def _cmd_check(args, audit: bool) -> int:
-    from .runner import build_instance, run_check
+    from verifier.statements.runner import build_instance, run_check
 
     registry.load_all()
     if args.id not in registry.REGISTRY:
@@ -118,7 +118,7 @@ def _cmd_check(args, audit: bool) -> int:
 
 
 def _cmd_report(args) -> int:
-    from . import report
+    from verifier.report import build as report
 
     mode = "quick" if args.quick else "thorough" if args.thorough else "default"
     return report.write_report(out=args.out, mode=mode, seed=args.seed, argv=sys.argv)

@@ -1,0 +1,162 @@
+"""Assumption 2 (Sec. 4): every context matrix has full row rank n.
+
+Statement
+---------
+For each example t in [T], the context E^(t) in R^{n x d} (rows = tokens)
+has rank n: its n tokens are linearly independent.  Hypothesis of the
+setting: n < d (otherwise rank n is still possible for n = d but the paper
+assumes n < d throughout).
+
+Construction
+------------
+Per distinct context (a shared context is checked once):
+* small (n d <= ``exact_entries``): the exact rank over Q of the float64
+  entries (flint, :func:`verifier.arith.exact.exact_rank`);
+* large: :func:`verifier.arith.rank.certify_rank_lower_bound` with k = n, a
+  nonsingular n x n minor certified in ball arithmetic
+  (||I - R A_minor||_inf < 1); if that cannot decide, the exact rank when
+  n d <= ``fallback_entries``.
+A rank-deficient context yields an exact null combination c != 0 with
+c^T E^(t) = sum_i c_i (token i) = 0 (:func:`verifier.arith.exact.exact_nullspace`),
+re-checked here.
+
+Checks
+------
+1. Hypothesis n < d from the shapes (certified).
+2. Every context certified rank n: verified.
+3. Some context with an exact null combination of its tokens: refuted, with
+   the example index and the null vector.
+4. A large context the balls cannot decide and too large for exact rank:
+   inconclusive (raise ``--prec`` or ``fallback_entries``).
+
+Not established
+---------------
+Tokens dependent only up to float rounding are, as the exact rationals
+given, independent: the check says nothing about how close to rank-deficient
+a context is (the float smallest singular value is reported as a hint).
+
+References
+----------
+arXiv:2306.02010v3, Sec. 4 (Assumption 2), Sec. 4.4 (positional encodings
+make it hold), Sec. 5.1 (tested on ViT).
+
+>>> from verifier.data.instances import from_arrays, make_instance
+>>> check_assumption2(make_instance(H=2, n=3, d=5, seed=0)).verdict
+'verified'
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from verifier.arith.compare import Decision
+from verifier.arith.exact import exact_matvec_is_zero, exact_nullspace, exact_rank
+from verifier.arith.rank import certify_rank_lower_bound
+from verifier.data.instances import from_arrays, make_instance
+from verifier.statements.evidence import Evidence, Step, conclude
+from verifier.statements.registry import negative_control, statement
+
+from .assumption1_query_kruskal_rank import n_less_than_d
+
+EXACT_ENTRIES = 1000  # n d at most this: exact rank (about 1 ms at 10 x 20)
+FALLBACK_ENTRIES = 6000  # exact rank after an undecided ball test (about 0.1 s at 40 x 150)
+
+
+def distinct_contexts(contexts: np.ndarray) -> dict[int, list[int]]:
+    """First index of each distinct context -> all indices equal to it."""
+    groups: dict[bytes, list[int]] = {}
+    for t in range(contexts.shape[0]):
+        groups.setdefault(np.ascontiguousarray(contexts[t]).tobytes(), []).append(t)
+    return {ts[0]: ts for ts in groups.values()}
+
+
+def context_rank_certificate(E: np.ndarray, t: int, *, prec: int, exact_entries: int,
+                             fallback_entries: int) -> tuple[Decision, dict]:
+    """Is rank E = n (its number of rows)?  Returns the decision and its
+    certificate: exact rank, a ball-certified minor, or a null combination."""
+    n, d = E.shape
+    if n * d <= exact_entries:
+        rank, how = exact_rank(E), "exact rank over Q"
+    else:
+        lb = certify_rank_lower_bound(E, k=n, prec=prec, max_prec=max(prec, 1024))
+        if lb.decision is Decision.TRUE:
+            return Decision.TRUE, {"kind": "ball minor", "example": t, "rows": list(lb.rows),
+                                   "cols": list(lb.cols), "residual_norm_upper": lb.residual_norm_upper,
+                                   "prec_bits": lb.prec_bits, "claim": f"rank E^({t}) >= {n}"}
+        if n * d > fallback_entries:
+            return Decision.UNDECIDED, {"kind": "undecided", "example": t, "method": lb.method}
+        rank, how = exact_rank(E), "exact rank over Q (after an undecided ball test)"
+    if rank == n:
+        return Decision.TRUE, {"kind": "exact rank", "example": t, "rank": n, "method": how}
+    c = exact_nullspace(E.T)[0]  # sum_i c_i E_i = 0
+    if not exact_matvec_is_zero(E.T, c):
+        raise RuntimeError(f"null combination of the tokens of E^({t}) failed the exact re-check")
+    return Decision.FALSE, {"kind": "null combination", "example": t, "rank": int(rank),
+                            "coefficients": [str(x) for x in c],
+                            "claim": f"sum_i c_i E^({t})_i = 0 exactly (re-checked): rank E^({t}) = {rank} < {n}"}
+
+
+@statement("assumption2")
+def check_assumption2(instance, *, prec: int = 128, seed: int = 0, exact_entries: int = EXACT_ENTRIES,
+                      fallback_entries: int = FALLBACK_ENTRIES, **options) -> Evidence:
+    """rank E^(t) = n for every example t (exact or ball-certified)."""
+    E = np.asarray(instance.contexts, dtype=np.float64)
+    T, n, d = E.shape
+    groups = distinct_contexts(E)
+    decisions, certs, deficient, undecided = [], [], [], []
+    worst_ball, n_ball = None, 0
+    for t, members in groups.items():
+        dec, cert = context_rank_certificate(E[t], t, prec=prec, exact_entries=exact_entries,
+                                             fallback_entries=fallback_entries)
+        decisions.append(dec)
+        if dec is Decision.FALSE:
+            deficient.extend(members)
+            if len(certs) < 3:
+                certs.append({**cert, "same_context_as": members})
+        elif dec is Decision.UNDECIDED:
+            undecided.extend(members)
+        elif cert["kind"] == "ball minor":
+            n_ball += 1
+            if worst_ball is None or cert["residual_norm_upper"] > worst_ball["residual_norm_upper"]:
+                worst_ball = cert
+    decision = Decision.all(decisions)
+    if decision is Decision.TRUE:
+        certs.append({"kind": "summary", "claim": f"rank E^(t) = {n} for all {T} examples",
+                      "distinct_contexts": len(groups), "exact_rank": len(groups) - n_ball,
+                      "ball_minors": n_ball})
+        if worst_ball is not None:
+            certs.append({**worst_ball, "note": "largest residual among the ball-certified minors"})
+        reason = f"all {T} contexts have rank n = {n} ({len(groups)} distinct, certified)"
+    elif decision is Decision.FALSE:
+        reason = (f"{len(deficient)} of {T} contexts are rank deficient (first: example {deficient[0]}, "
+                  f"exact null combination of its tokens)")
+    else:
+        reason = (f"{len(undecided)} contexts could not be certified rank {n} in balls and are too large "
+                  f"for exact rank (n d > {fallback_entries}): raise --prec or fallback_entries")
+    sv = np.linalg.svd(E[list(groups)], compute_uv=False)  # (distinct, n): a float hint only
+    rel = sv[:, -1] / np.maximum(sv[:, 0], np.finfo(float).tiny)
+    measured = {"examples": T, "distinct_contexts": len(groups), "rank_deficient": deficient[:10],
+                "undecided": undecided[:10], "min_relative_sigma_n_float64": float(rel.min())}
+    return conclude(
+        "assumption2", decision, claimed={"rank E^(t)": n}, measured=measured,
+        hypotheses=[n_less_than_d(instance)], certified=decision is not Decision.UNDECIDED,
+        method="exact rationals" if n_ball == 0 else "exact rationals and arb balls",
+        prec_bits=prec if worst_ball else None, margin=None, certificates=certs,
+        instance=instance.summary(), reason=reason,
+        trail=[Step(f"checked {len(groups)} distinct contexts of {T}", uses="Assumption 2"),
+               Step(reason, uses="Assumption 2", data={"ball_minors": n_ball})],
+    )
+
+
+@negative_control("assumption2", "token 2 repeats token 1 (degenerate='rank-deficient-context')")
+def control_assumption2_rank_deficient(*, prec: int = 128, seed: int = 0) -> Evidence:
+    inst = make_instance(H=2, n=3, d=5, degenerate="rank-deficient-context", seed=seed)
+    return check_assumption2(inst, prec=prec, seed=seed)
+
+
+@negative_control("assumption2", "one large context (40 x 60) with token 7 = token 3 - 2 token 5")
+def control_assumption2_large_deficient(*, prec: int = 128, seed: int = 0) -> Evidence:
+    inst = make_instance(H=1, n=40, d=60, d_h=1, T=2, seed=seed)
+    E = np.round(inst.contexts * 1024) / 1024  # dyadic grid: the planted combination is exact
+    E[1, 7] = E[1, 3] - 2 * E[1, 5]
+    return check_assumption2(from_arrays(E, inst.queries, inst.labels, H=1, d_h=1, seed=seed),
+                             prec=prec, seed=seed)

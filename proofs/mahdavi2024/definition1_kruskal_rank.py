@@ -1,0 +1,177 @@
+"""Definition 1 (Sec. 3): the Kruskal rank of a finite set of vectors.
+
+Statement
+---------
+For vectors v_1, ..., v_m in R^d, the Kruskal rank kr(V) is the largest k
+such that EVERY subset of size k is linearly independent.  Independence is
+inherited by subsets, so a value k is the Kruskal rank iff
+
+    (a) every k-subset is linearly independent, and
+    (b) k = min(m, d) (no larger subset exists, or d+1 vectors in R^d are
+        dependent), or some (k+1)-subset is linearly dependent.
+
+Construction
+------------
+:func:`verifier.arith.kruskal.kruskal_rank` on the rows of V (float64 entries read
+as the exact rationals they are): the k-subsets are exhausted in exact
+arithmetic (rank modulo two primes, flint ``fmpq`` for the undecided ones)
+while C(m, k) <= ``exhaustive_limit``; a dependent subset is shrunk to a
+circuit whose exact null combination is the witness for (b).
+
+Checks
+------
+1. (a): the certified lower bound, from exhaustion of every k-subset.
+2. (b): the witness sum_i c_i v_i = 0 is re-checked here over Q
+   (:func:`verifier.arith.exact.exact_matvec_is_zero`), or k = min(m, d).
+3. The claimed value (default: the computed one) equals both bounds.  A
+   claim above the upper bound is refuted by the witness; a claim below the
+   lower bound by the exhaustion of the (claim+1)-subsets.
+
+Not established
+---------------
+When C(m, k) exceeds ``exhaustive_limit`` only bounds are certified; the
+paper's random-subset test is reported as evidence, never as (a).  Vectors
+dependent only up to float rounding are, as exact rationals, independent:
+the check is about the numbers given, not about a set they approximate.
+
+References
+----------
+arXiv:2306.02010v3, Sec. 3, Definition 1; Kruskal (1977), Linear Algebra
+Appl. 18(2).
+
+>>> import numpy as np
+>>> V = np.array([[1., 0, 0], [0, 1, 0], [1, 2, 0], [0, 0, 1]])
+>>> ev = check_definition1(None, vectors=V, claimed=3)
+>>> ev.verdict, ev.measured["kruskal_upper"], ev.certificates[-1]["subset"]
+('refuted', 2, [0, 1, 2])
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from verifier.arith.compare import Decision
+from verifier.arith.exact import exact_matvec_is_zero
+from verifier.arith.kruskal import KruskalRank, kruskal_rank
+from verifier.data.instances import rng_for
+from verifier.errors import InvalidInstance
+from verifier.statements.evidence import Evidence, Step, conclude
+from verifier.statements.registry import negative_control, statement
+
+EXHAUSTIVE_LIMIT = 20000  # subsets per level exhausted exactly
+SAMPLES = 5000  # the paper's random-subset test (Sec. 5.1)
+METHOD = "exact rationals (rank mod p, flint fmpq)"
+
+
+def build_vector_set(instance, vectors="queries") -> np.ndarray:
+    """The rows whose Kruskal rank is wanted: the instance's queries
+    e^(t) (T x d), all context tokens (T n x d), or a given (m, d) array."""
+    if isinstance(vectors, str):
+        if instance is None:
+            raise InvalidInstance(f"vectors={vectors!r} needs an instance")
+        if vectors == "queries":
+            return np.asarray(instance.queries, dtype=np.float64)
+        if vectors == "tokens":
+            return np.asarray(instance.contexts, dtype=np.float64).reshape(-1, instance.d)
+        raise InvalidInstance(f"vectors={vectors!r}: choose 'queries', 'tokens' or an (m, d) array")
+    V = np.asarray(vectors, dtype=np.float64)
+    if V.ndim != 2 or V.shape[0] == 0:
+        raise InvalidInstance(f"vectors must be a non-empty (m, d) array, got shape {V.shape}")
+    if not np.all(np.isfinite(V)):
+        raise InvalidInstance("vectors have NaN or infinite entries")
+    return V
+
+
+def set_summary(instance, V: np.ndarray, vectors) -> dict:
+    """The instance row of the evidence: the instance's, or the set's shape."""
+    if instance is not None:
+        return {**instance.summary(), "vectors": vectors if isinstance(vectors, str) else "array"}
+    return {"m": int(V.shape[0]), "d": int(V.shape[1]), "source": "array"}
+
+
+def witness_certificate(V: np.ndarray, res: KruskalRank) -> dict:
+    """The upper bound's certificate, re-checked exactly here: a dependent
+    subset with sum_i c_i v_i = 0 over Q, or the structural bound min(m, d)."""
+    m, d = V.shape
+    if res.witness is None:
+        return {"kind": "structural", "claim": f"kr <= min(m, d) = {min(m, d)}"}
+    rows = list(res.witness)
+    coeffs = list(res.witness_coefficients)
+    if not (any(c != "0" for c in coeffs) and exact_matvec_is_zero(V[rows].T, coeffs)):
+        raise RuntimeError(f"Kruskal witness {rows} failed the exact re-check sum c_i v_i = 0")
+    return {"kind": "witness", "subset": rows, "coefficients": coeffs,
+            "claim": f"the {len(rows)}-subset {rows} is dependent: sum c_i v_i = 0 exactly over Q "
+                     f"(re-checked), so kr <= {len(rows) - 1}"}
+
+
+def exhaustion_certificate(V: np.ndarray, k: int) -> dict:
+    m = V.shape[0]
+    return {"kind": "exhaustion", "level": int(k), "subsets": math.comb(m, k),
+            "claim": f"all C({m},{k}) = {math.comb(m, k)} {k}-subsets independent, so kr >= {k}",
+            "arithmetic": METHOD}
+
+
+def kruskal_steps(res: KruskalRank) -> list[Step]:
+    return [Step(line, uses="Definition 1") for line in res.method.split("; ") if line]
+
+
+def decide_claim(res: KruskalRank, claimed: int | None, cap: int) -> tuple[Decision, str]:
+    """Is ``claimed`` (None: the computed value) the Kruskal rank?"""
+    if claimed is None:
+        if res.exact:
+            return Decision.TRUE, f"kr = {res.lower}: both bounds certified"
+        return Decision.UNDECIDED, (f"only {res.lower} <= kr <= {res.upper} is certified: exhausting "
+                                    f"C(m, {res.lower + 1}) subsets (raise exhaustive_limit) would decide it")
+    if claimed > cap or res.upper < claimed:
+        return Decision.FALSE, f"claimed kr = {claimed} but kr <= {min(res.upper, cap)} (certified)"
+    if res.lower > claimed:
+        return Decision.FALSE, f"claimed kr = {claimed} but every {res.lower}-subset is independent"
+    if res.lower == res.upper == claimed:
+        return Decision.TRUE, f"kr = {claimed}: both bounds certified"
+    return Decision.UNDECIDED, f"{res.lower} <= kr <= {res.upper}: the claim {claimed} is not decided"
+
+
+@statement("definition1")
+def check_definition1(instance, *, prec: int = 128, seed: int = 0, vectors="queries",
+                      claimed: int | None = None, exhaustive_limit: int = EXHAUSTIVE_LIMIT,
+                      samples: int = SAMPLES, **options) -> Evidence:
+    """Compute kr(V) with certified bounds and check Definition 1's (a), (b)."""
+    V = build_vector_set(instance, vectors)
+    m, d = V.shape
+    cap = min(m, d)
+    if claimed is not None and (not isinstance(claimed, (int, np.integer)) or claimed < 0):
+        raise InvalidInstance(f"claimed Kruskal rank {claimed!r} must be a nonnegative integer")
+    res = kruskal_rank(V, exhaustive_limit=exhaustive_limit, samples=samples, seed=seed)
+    certs = [exhaustion_certificate(V, res.lower)] if res.lower > 0 else []
+    certs.append(witness_certificate(V, res))
+    decision, reason = decide_claim(res, claimed, cap)
+    measured = {"kruskal_lower": res.lower, "kruskal_upper": res.upper, "m": m, "d": d,
+                "sampled_independent": f"{res.sampled_independent}/{res.sampled}"}
+    value = claimed if claimed is not None else (res.lower if res.exact else f"[{res.lower}, {res.upper}]")
+    return conclude(
+        "definition1", decision, claimed={"kruskal_rank": value},
+        measured=measured, certified=decision is not Decision.UNDECIDED, method=METHOD,
+        margin=None, certificates=certs, instance=set_summary(instance, V, vectors),
+        reason=reason, trail=kruskal_steps(res) + [Step(reason, uses="Definition 1 (a), (b)")],
+    )
+
+
+def planted_triple(seed: int = 0, m: int = 6, d: int = 5) -> np.ndarray:
+    """m random vectors in R^d on the grid 2^-10 Z with v3 = v1 + 2 v2
+    (exact in float64: the sum of small dyadics is a dyadic)."""
+    rng = rng_for(seed, "definition1")
+    V = np.round(rng.standard_normal((m, d)) * 1024) / 1024
+    V[2] = V[0] + 2 * V[1]
+    return V
+
+
+@negative_control("definition1", "v3 = v1 + 2 v2 among 6 random vectors in R^5; claimed kr = 3")
+def control_definition1_hidden_triple(*, prec: int = 128, seed: int = 0) -> Evidence:
+    return check_definition1(None, vectors=planted_triple(seed), claimed=3, seed=seed)
+
+
+@negative_control("definition1", "7 Gaussian vectors in R^4 (kr = 4); claimed kr = 3, one too low")
+def control_definition1_claim_too_low(*, prec: int = 128, seed: int = 0) -> Evidence:
+    V = rng_for(seed, "definition1").standard_normal((7, 4))
+    return check_definition1(None, vectors=V, claimed=3, seed=seed)

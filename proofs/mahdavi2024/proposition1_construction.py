@@ -1,0 +1,240 @@
+"""The construction of Proposition 1's proof (App. B): key/query weights by
+induction on heads.  Shared by the checkers of ``proposition1``,
+``appendixB2``, ``step2``, ``theorem1``, ``remark1`` and ``appendixC``.
+
+Construction (one head at a time, rows kept in block row-echelon form)
+-----------------------------------------------------------------------
+State before head h: a basis I of rows of Z' (the previous heads' blocks,
+finite c, as actually computed) and, for every other working row t, the
+coefficients A_t with Z'_t = A_t Z'_I (the row operations of App. B).
+
+* Head 1 (base, Claim 1): r examples J, interior targets s^(j) drawn so that
+  the rows s^(j)^T E^(j) are independent; W^1 fits them exactly.
+* Head h >= 2 (step, Claim 2): J = r-1 rows dependent on I.  Lemma 3 gives
+  W' = v w^T killing J's queries; at c = infinity each saturated row i has
+  z_h^(i) = E^(i)[i*(i)] (a token).  The targets on J are drawn so that the
+  rows X = s^(j)^T E^(j) - (A_J Z^inf_{h,I})_j are independent (App. B, the
+  affine set of achievable rows has dimension n-1: that is the "-1").
+* Rows of D \\ J whose limit rows y_t = z^inf_h(t) - A_t Z^inf_{h,I} fall
+  outside span(X) are independent for free; they join the lower block.
+* Lemma 1 on [[Z'_I, Z_{h,I}], [0, Y]] gives rank >= |I| + rank(Y).  App. B.2:
+  with kappa = sqrt(sum_t (delta_t + sum_i |A_ti|)^2) and the largest token
+  norm x_max, ||Y_c - Y_inf||_F <= x_max * eps * kappa when every saturated
+  softmax is eps-close to its one-hot limit (Lemma 4), so eps is chosen with
+  x_max eps kappa = margin * sigma_min(Y_inf) and c = max c0(eps) (Lemma 4).
+* Finally W^h (rank <= r <= d_h) is factored by a thin SVD into
+  W_K^h (W_Q^h)^T with W_K^h, W_Q^h in R^{d x d_h}; Z is recomputed from
+  the factored weights: the certificate is about the weights as returned.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from verifier.data.instances import rng_for
+from verifier.errors import ConstructionFailed
+from verifier.model import mha as model
+from verifier.model.factorisation import factor_attention
+
+from .claim1_fit_one_head import build_claim1_attention, interior_targets
+from .claim2_fit_and_saturate import Claim2Construction, build_claim2_attention
+from .lemma3_rank_one_saturation import build_saturation_vectors, saturation_profile
+
+FREE_ROW_RTOL = 1e-7  # a limit row counts as independent above this relative residual
+
+
+@dataclass
+class HeadStep:
+    """What one head did (the audit reads these)."""
+
+    head: int
+    basis_before: tuple  # I: rows already independent
+    new_rows: tuple  # J: rows this head is responsible for (Claim 1 / Claim 2)
+    free_rows: tuple  # rows that became independent without being targeted
+    coefficients: np.ndarray  # A_{J u F}: row-operation coefficients over I
+    targets: np.ndarray  # s^(j) for j in J
+    claim2: Claim2Construction | None
+    limit_block: np.ndarray  # Y_inf (|J|+|F|) x d
+    sigma_min_limit: float  # float estimate; certified in appendixB2
+    kappa: float
+    x_max: float
+    eps: float
+    perturbation_bound: float  # x_max * eps * kappa (a priori)
+    perturbation_actual: float  # ||Y_c - Y_inf||_2 (float)
+    rank_after: int
+
+    @property
+    def c(self) -> float:
+        return 0.0 if self.claim2 is None else self.claim2.c
+
+
+@dataclass
+class Construction:
+    rows: tuple  # the working rows (first min(T, target) examples ... see build)
+    r: int
+    target: int
+    W: np.ndarray  # (H, d, d) attention matrices W^h
+    W_K: np.ndarray  # (H, d, d_h)
+    W_Q: np.ndarray
+    Z: np.ndarray  # (T, H d) float64, from the factored weights
+    basis: tuple  # rows proved independent by the induction (in order)
+    heads: list = field(default_factory=list)
+    factorisation_error: float = 0.0
+    attention_ranks: tuple = ()
+
+
+def _limit_rows(contexts, rows, istar) -> np.ndarray:
+    """z^inf = E^(t)[i*(t)]: the token a saturated head picks."""
+    rows = np.asarray(rows, dtype=int)
+    if not len(rows):
+        return np.zeros((0, contexts.shape[2]))
+    return contexts[0][istar] if model.is_shared(contexts) else contexts[rows, istar, :]
+
+
+def _split_free(res: np.ndarray, scale: float, limit: int) -> list:
+    """Indices of rows of ``res`` chosen independent by pivoted QR (at most ``limit``)."""
+    if limit <= 0 or res.shape[0] == 0:
+        return []
+    if np.linalg.norm(res, axis=1).max() <= FREE_ROW_RTOL * max(scale, 1e-300):
+        return []  # every row dependent (e.g. shared contexts): no QR needed
+    import scipy.linalg
+
+    _, Rm, piv = scipy.linalg.qr(res.T, mode="economic", pivoting=True)
+    diag = np.abs(np.diag(Rm))
+    k = int(np.sum(diag > FREE_ROW_RTOL * max(scale, 1e-300)))
+    return [int(i) for i in piv[:min(k, limit)]]
+
+
+def _lstsq_coeffs(Y: np.ndarray, basis: np.ndarray) -> np.ndarray:
+    """b with Y ~ b @ basis (rows), least squares."""
+    if basis.shape[0] == 0 or Y.shape[0] == 0:
+        return np.zeros((Y.shape[0], basis.shape[0]))
+    Q, R = np.linalg.qr(basis.T)  # basis rows are independent by construction
+    return np.linalg.solve(R, Q.T @ Y.T).T
+
+
+def _sigma_min(X: np.ndarray) -> float:
+    """Smallest singular value of a short-wide X (float estimate, via X X^T)."""
+    if X.shape[0] == 0:
+        return float("inf")
+    ev = np.linalg.eigvalsh(X @ X.T)
+    return float(np.sqrt(max(ev[0], 0.0)))
+
+
+def _best_targets(rng, contexts, J, offset, n, draws: int):
+    """Interior targets for J maximising sigma_min of X = s^T E - offset."""
+    best = None
+    EJ = model.select(contexts, J)
+    for _ in range(draws):
+        s = interior_targets(rng, len(J), n)
+        X = model.head_outputs(EJ, s[:, None, :])[:, 0] - offset
+        sig = _sigma_min(X)
+        if best is None or sig > best[0]:
+            best = (sig, s, X)
+    return best[1], best[2]
+
+
+def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, margin: float = 0.25,
+                            target_draws: int = 4, factor: bool = True) -> Construction:
+    """Proposition 1's key/query weights for ``instance`` (App. B).
+
+    ``r`` overrides min(n, d_h) (Remark 1 passes min(n, k, d_h)); the target rank
+    is min(H(r-1)+1, T) on the first ``target`` rows.
+    """
+    E = np.asarray(instance.contexts)
+    e = np.asarray(instance.queries)
+    T, n, d = E.shape
+    H = instance.H
+    r = instance.r if r is None else int(r)
+    if r < 1:
+        raise ConstructionFailed("Proposition 1", "r must be >= 1")
+    target = min(H * (r - 1) + 1, T)
+    rng = rng_for(seed, "proposition1")  # not the data's stream (see rng_for)
+    x_max = float(np.linalg.norm(E, axis=2).max())
+    rows = list(range(T))
+    W = np.zeros((H, d, d))
+    blocks = np.zeros((T, H, d))
+    basis: list[int] = []
+    A = np.zeros((T, 0))  # coefficients of every row over the basis (rows in basis: unused)
+    pending = list(rows)  # rows not in the basis, in order
+    heads: list[HeadStep] = []
+    for h in range(H):
+        if len(basis) >= target:
+            W[h] = 0.0  # uniform attention; the rank is already there
+            blocks[:, h] = model.head_outputs(E, model.softmax(np.zeros((T, 1, n))))[:, 0]
+            continue
+        first = h == 0
+        k = min(r if first else r - 1, target - len(basis), len(pending))
+        J = pending[:k]
+        rest = pending[k:]
+        A_J = A[J]
+        if first:
+            claim2, vw, istar_I, istar_rest = None, None, None, None
+            offset = np.zeros((k, d))
+        else:
+            vw = build_saturation_vectors(e, J, rng)
+            istar_I, _, _ = saturation_profile(E, e, *vw, basis)
+            istar_rest, _, _ = saturation_profile(E, e, *vw, rest) if rest else (np.zeros(0, int), None, None)
+            Zinf_I = _limit_rows(E, basis, istar_I)
+            offset = A_J @ Zinf_I
+        targets, X_inf = _best_targets(rng, E, J, offset, n, target_draws)
+        EJ, Erest = model.select(E, J), model.select(E, rest)
+        # Rows of `rest` that are independent of the lower block for free.
+        room = target - len(basis) - k
+        if first:
+            W[h] = build_claim1_attention(EJ, e[J], targets)
+            z_rest_limit = model.head_outputs(Erest, model.softmax(
+                model.logits_from_attention_matrices(Erest, e[rest], W[h][None])))[:, 0] if rest else np.zeros((0, d))
+        else:
+            z_rest_limit = _limit_rows(E, rest, istar_rest)
+        y_rest = z_rest_limit - (A[rest] @ Zinf_I if not first else 0.0)
+        res = y_rest - _lstsq_coeffs(y_rest, X_inf) @ X_inf if len(rest) else y_rest
+        free_idx = _split_free(res, max(x_max, 1.0), room)
+        F = [rest[i] for i in free_idx]
+        Y_inf = np.vstack([X_inf, y_rest[free_idx]]) if F else X_inf
+        sigma = _sigma_min(Y_inf)
+        if not first:
+            delta = np.concatenate([np.zeros(k), np.ones(len(F))])
+            kappa = float(np.sqrt(np.sum((delta + np.abs(np.vstack([A_J, A[F]]) if F else np.abs(A_J)).sum(axis=1)) ** 2)))
+            eps = min(0.5, margin * sigma / max(x_max * kappa, 1e-300))
+            claim2 = build_claim2_attention(E, e, J, targets, basis + F, eps, rng, vw=vw)
+            W[h] = claim2.W
+            bound = x_max * eps * kappa
+        else:
+            kappa, eps, bound = 0.0, 0.0, 0.0
+        S_h = model.softmax(model.logits_from_attention_matrices(E, e, W[h][None]))[:, 0]
+        blocks[:, h] = model.head_outputs(E, S_h[:, None])[:, 0]
+        Zh = blocks[:, h]
+        lower = J + F
+        Y_c = Zh[lower] - (np.vstack([A_J, A[F]]) if F else A_J) @ Zh[basis] if basis else Zh[lower]
+        actual = float(np.sqrt(max(np.linalg.eigvalsh((Y_c - Y_inf) @ (Y_c - Y_inf).T)[-1], 0.0))) if len(lower) else 0.0
+        # Update the row-echelon representation (App. B's row operations).
+        A_lower = np.vstack([A_J, A[F]]) if F else A_J
+        free = set(F)
+        left = [t for t in rest if t not in free]
+        if left:
+            y_left = Zh[left] - (A[left] @ Zh[basis] if basis else 0.0)
+            b = _lstsq_coeffs(y_left, Y_c)
+            A_new_left = np.hstack([A[left] - b @ A_lower, b])
+        A_full = np.zeros((T, len(basis) + len(lower)))
+        if left:
+            A_full[left] = A_new_left
+        A = A_full
+        heads.append(HeadStep(h + 1, tuple(basis), tuple(J), tuple(F), A_lower.copy(), targets,
+                              claim2, Y_inf, sigma, kappa, x_max, eps, bound, actual,
+                              len(basis) + len(lower)))
+        basis = basis + lower
+        pending = left
+    if not factor:
+        return Construction(tuple(rows), r, target, W, None, None, blocks.reshape(T, H * d),
+                            tuple(basis), heads)
+    W_K = np.zeros((H, d, instance.d_h))
+    W_Q = np.zeros((H, d, instance.d_h))
+    ranks = []
+    for h in range(H):
+        W_K[h], W_Q[h], rk = factor_attention(W[h], instance.d_h, h)
+        ranks.append(rk)
+    fact_err = float(max(np.abs(np.einsum("hik,hjk->hij", W_K, W_Q) - W).max() / max(np.abs(W).max(), 1e-300), 0.0))
+    Z = model.feature_matrix(E, e, W_K, W_Q)
+    return Construction(tuple(rows), r, target, W, W_K, W_Q, Z, tuple(basis), heads, fact_err, tuple(ranks))

@@ -1,0 +1,75 @@
+"""Remark 1: queries of Kruskal rank k < n.
+
+Statement (reconstructed)
+-------------------------
+If the queries' Kruskal rank is k < n, Proposition 1 and Theorem 1 hold with
+r := min(n, k, d_h): rank(Z) >= min(H(r-1)+1, T).
+
+Construction
+------------
+Prop. 1's induction with r = min(n, k, d_h): Claim 1 needs r independent
+queries (any r <= k are), Lemma 3 needs |J| = r-1 < k.
+
+Checks
+------
+1. k certified (exact Kruskal rank by exhaustion: lower and upper bounds with
+   a dependent witness), Assumption 2 and n < d.
+2. rank(Z) >= min(H(r-1)+1, T) certified (Arb minor) for the construction.
+
+Not established
+---------------
+Only the reconstructed form is checked; the bound with r = min(n, d_h) (no k)
+is not claimed for such queries.
+
+References
+----------
+arXiv:2306.02010v3, Remark 1 (Sec. 4).
+
+>>> from verifier.data.instances import make_instance
+>>> check_remark1(make_instance(H=4, n=3, d=6, T=6, degenerate="low-kruskal-queries", seed=0)).verdict
+'verified'
+"""
+from __future__ import annotations
+
+from verifier.arith.compare import Decision
+from verifier.arith.kruskal import kruskal_rank
+from verifier.data.instances import make_instance
+from verifier.statements.evidence import Evidence, Hypothesis, conclude, hypothesis_from_evidence
+from verifier.statements.registry import negative_control, statement
+
+from .assumption1_query_kruskal_rank import n_less_than_d
+from .assumption2_context_rank import check_assumption2
+from .proposition1_rank_induction import check_proposition1
+
+
+@statement("remark1", H=4, n=3, d=6, T=6, degenerate="low-kruskal-queries")
+def check_remark1(instance, *, prec: int = 128, seed: int = 0, r_override: int | None = None,
+                  **options) -> Evidence:
+    kr = kruskal_rank(instance.queries, seed=seed)
+    hyps = [n_less_than_d(instance),
+            hypothesis_from_evidence("Assumption 2", check_assumption2(instance, prec=prec, seed=seed)),
+            Hypothesis("Kruskal rank k of the queries known", "certified" if kr.exact else "evidence",
+                       f"k in [{kr.lower}, {kr.upper}]" + (f", witness {list(kr.witness)}" if kr.witness else ""))]
+    k = kr.lower  # certified lower bound: every k queries independent
+    r = max(1, min(instance.n, k, instance.d_h)) if r_override is None else int(r_override)
+    hyps.append(Hypothesis(f"r = {r}" + (" = min(n, k, d_h)" if r_override is None else " (variant)"),
+                           "certified", f"n = {instance.n}, k = {k}, d_h = {instance.d_h}"))
+    ev = check_proposition1(instance, prec=prec, seed=seed, r=r, hypotheses=hyps)
+    decision = Decision.TRUE if ev.verdict == "verified" else Decision.UNDECIDED
+    if "construction failed at" in ev.measured and kr.witness is not None and r > kr.upper:
+        # r queries cannot all be independent: a certified dependent subset of size k+1 <= r
+        # makes Claim 1 (and Lemma 3) impossible with this r.
+        decision = Decision.FALSE
+    return conclude("remark1", decision, claimed=f"Prop. 1's construction reaches min(H(r-1)+1, T) with r = {r}",
+                    measured={**ev.measured, "kruskal_rank": [kr.lower, kr.upper], "r": r}, hypotheses=hyps,
+                    certified=decision is not Decision.UNDECIDED,
+                    method=ev.method if decision is Decision.TRUE else "exact Kruskal witness",
+                    prec_bits=ev.prec_bits, margin=ev.margin,
+                    certificates=[kr.to_dict(), *ev.certificates], trail=ev.trail)
+
+
+@negative_control("remark1", "r = k + 1 (one more than the Kruskal rank): Claim 1 is impossible, "
+                  "certified by a dependent (k+1)-subset", expect=("refuted",))
+def control_r_too_large(*, prec: int = 128, seed: int = 0) -> Evidence:
+    inst = make_instance(H=3, n=3, d=6, T=7, degenerate="low-kruskal-queries", seed=seed)
+    return check_remark1(inst, prec=prec, seed=seed, r_override=3)

@@ -1,0 +1,189 @@
+"""Step 2 (Sec. 4.1): with rank(Z) = T the readout solves a linear system.
+
+Statement
+---------
+If Z in R^{T x Hd} has full row rank T, then for every Y in R^{T x d_out}
+(d_out <= d, d_v >= d_out) there are W_V^h, W_O, W_D with
+Yhat = Z blockdiag(W_V^h) W_O W_D = Y (Eq. 8). Take M = Z^+ Y = Z^T (Z Z^T)^{-1} Y,
+split M into H blocks M_h in R^{d x d_out}, and set (reconstructed)
+    W_V^h = [M_h, 0] in R^{d x d_v},
+    W_O   = the stack of H blocks [[I_{d_out}, 0], [0, 0]] in R^{d_v x d},
+    W_D   = [I_{d_out}; 0] in R^{d x d_out},
+so that blockdiag(W_V^h) W_O W_D = M exactly and Yhat = Z M = Y.
+
+Construction
+------------
+:func:`build_readout` assembles the three matrices from any M;
+:func:`solve_readout_ball` encloses the exact M = Z^T (Z Z^T)^{-1} Y in Arb
+balls (Z itself a ball matrix) and :func:`check_step2` runs Eq. (8) with it.
+
+Checks
+------
+1. rank(Z) = T certified (nonsingular T x T minor, Arb balls).
+2. blockdiag(W_V) W_O W_D = M: checked exactly (entries are M's, 0 and 1).
+3. The residual Z M - Y enclosed in a ball of radius <= tolerance (1e-20 at
+   128 bits for T <= 60); the rounded float64 readout's residual reported.
+
+Not established
+---------------
+Z here is Prop. 1's construction on a random instance; Step 2 itself is
+plain linear algebra and holds for any full-row-rank Z.
+
+References
+----------
+arXiv:2306.02010v3, Sec. 4.1 (Step 2), Eq. (8).
+
+>>> from verifier.data.instances import make_instance
+>>> check_step2(make_instance(H=2, n=3, d=5, d_out=2, d_v=3, seed=0)).verdict
+'verified'
+"""
+from __future__ import annotations
+
+import numpy as np
+from flint import arb, arb_mat
+
+from verifier.arith.balls import to_arb_mat
+from verifier.arith.compare import Decision, certainly_less_equal, upper, with_precision_ladder
+from verifier.data.instances import make_instance
+from verifier.errors import ConstructionFailed, InsufficientPrecision
+from verifier.model.mha import Weights, readout_matrix
+from verifier.model.mha_balls import feature_matrix_ball
+from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.registry import negative_control, statement
+
+from .proposition1_rank_induction import build_key_query_weights, certify_construction_rank
+
+TOLERANCE = 1e-20  # the residual ball's radius bound at >= 128 bits
+
+
+def build_readout(M: np.ndarray, H: int, d: int, d_v: int, d_out: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(W_V (H,d,d_v), W_O (H d_v, d), W_D (d, d_out)) with blockdiag(W_V) W_O W_D = M."""
+    if d_v < d_out or d_out > d:
+        raise ConstructionFailed("Step 2", f"needs d_v >= d_out and d_out <= d (d_v={d_v}, d_out={d_out}, d={d})")
+    W_V = np.zeros((H, d, d_v))
+    W_V[:, :, :d_out] = np.asarray(M).reshape(H, d, d_out)
+    block = np.zeros((d_v, d))
+    block[:d_out, :d_out] = np.eye(d_out)
+    W_O = np.tile(block, (H, 1))
+    W_D = np.zeros((d, d_out))
+    W_D[:d_out, :d_out] = np.eye(d_out)
+    return W_V, W_O, W_D
+
+
+def solve_readout_float(Z: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """M = Z^+ Y in float64 (least squares, minimum norm)."""
+    return np.linalg.lstsq(Z, Y, rcond=None)[0]
+
+
+def solve_readout_ball(Zb: arb_mat, Y) -> arb_mat:
+    """An arb enclosure of M = Z^T (Z Z^T)^{-1} Y for the true Z in ``Zb``.
+    Raises InsufficientPrecision when Z Z^T is not certainly invertible."""
+    G = Zb * Zb.transpose()
+    try:
+        X = G.solve(Y if isinstance(Y, arb_mat) else to_arb_mat(Y))
+    except ZeroDivisionError:
+        raise InsufficientPrecision("Z Z^T not certainly invertible at this precision: raise --prec") from None
+    return Zb.transpose() * X
+
+
+def residual_enclosure(Yhat: arb_mat, Y) -> tuple[Decision, float, float]:
+    """Decide max |yhat - y| <= TOLERANCE entrywise in balls: TRUE when every
+    entry certainly is, FALSE when one certainly is not, else UNDECIDED.
+    Returns (decision, upper bound of max |yhat - y|, largest radius)."""
+    Yb = Y if isinstance(Y, arb_mat) else to_arb_mat(np.asarray(Y, dtype=np.float64))
+    worst, rad, decisions = 0.0, 0.0, []
+    for i in range(Yhat.nrows()):
+        for j in range(Yhat.ncols()):
+            diff = abs(Yhat[i, j] - Yb[i, j])
+            decisions.append(certainly_less_equal(diff, arb(TOLERANCE)))
+            worst = max(worst, upper(diff))
+            rad = max(rad, float(diff.rad()))
+    return Decision.all(decisions), worst, rad
+
+
+def exact_readout_residual(instance, W_K, W_Q, *, skip: bool = False, shift_labels: bool = True,
+                           prec: int = 128, max_prec: int = 1024, readout_perturbation: float = 0.0):
+    """Enclose the exact readout M = Z^T (Z Z^T)^{-1} Y' (Y' = Y - W_D^T e with the
+    skip connection, App. C) and the residual of Eq. (8) with it, doubling the
+    precision while undecided.  ``shift_labels=False`` (a negative control)
+    fits Y itself and still runs the skip connection.
+    Returns (decision, worst, radius, M_mid, bits)."""
+    Y = np.asarray(instance.labels)
+    shift_np = np.asarray(instance.queries)[:, :instance.d_out]
+
+    def attempt(bits):
+        Zb = feature_matrix_ball(instance.contexts, instance.queries, W_K, W_Q)
+        Yb = to_arb_mat(Y)
+        shift = to_arb_mat(shift_np)
+        Mb = solve_readout_ball(Zb, Yb - shift if skip and shift_labels else Yb)
+        if readout_perturbation:  # sensitivity control: a wrong readout must be caught
+            Mb = Mb + arb(readout_perturbation) * to_arb_mat(np.ones((Mb.nrows(), Mb.ncols())))
+        Yhat = Zb * Mb + shift if skip else Zb * Mb  # Eq. (8); blockdiag(W_V) W_O W_D = M
+        decision, worst, rad = residual_enclosure(Yhat, Yb)
+        M = np.asarray([[float(Mb[i, j].mid()) for j in range(Mb.ncols())] for i in range(Mb.nrows())])
+        return decision, (worst, rad, M)
+
+    decision, payload, bits = with_precision_ladder(attempt, prec=prec, max_prec=max_prec)
+    if payload is None:
+        return Decision.UNDECIDED, float("inf"), float("inf"), None, bits
+    worst, rad, M = payload
+    return decision, worst, rad, M, bits
+
+
+@statement("step2", H=2, n=3, d=5, d_out=2, d_v=3)
+def check_step2(instance, *, prec: int = 128, seed: int = 0, readout_perturbation: float = 0.0,
+                **options) -> Evidence:
+    T = instance.T
+    hyps = [Hypothesis("d_v >= d_out", "certified" if instance.d_v >= instance.d_out else "refuted",
+                       f"d_v = {instance.d_v}, d_out = {instance.d_out}"),
+            Hypothesis("d_out <= d", "certified" if instance.d_out <= instance.d else "refuted",
+                       f"d_out = {instance.d_out}, d = {instance.d}")]
+    try:
+        con = build_key_query_weights(instance, seed=seed)
+    except ConstructionFailed as exc:
+        return conclude("step2", Decision.UNDECIDED, claimed="Z M = Y", measured={"failed at": exc.step},
+                        hypotheses=hyps, reason=str(exc))
+    cert = certify_construction_rank(instance, con, T, prec=prec) if len(con.basis) >= T else None
+    full = cert is not None and cert.decision is Decision.TRUE
+    hyps.append(Hypothesis("rank(Z) = T", "certified" if full else "evidence",
+                           f"certified rank {cert.certified_k if cert else 0} of T = {T}"))
+    try:
+        W_V, W_O, W_D = build_readout(np.zeros((instance.H * instance.d, instance.d_out)), instance.H,
+                                      instance.d, instance.d_v, instance.d_out)
+    except ConstructionFailed as exc:
+        return conclude("step2", Decision.FALSE, claimed="Z M = Y", measured={"failed at": exc.step},
+                        hypotheses=hyps, certified=True, method="shapes", reason=str(exc))
+    mem, worst, rad, M, bits = exact_readout_residual(instance, con.W_K, con.W_Q, prec=prec,
+                                                      readout_perturbation=readout_perturbation)
+    if M is None:
+        return conclude("step2", Decision.UNDECIDED, claimed="Z M = Y", measured={}, hypotheses=hyps,
+                        reason=f"Z Z^T not certainly invertible up to {bits} bits: raise --prec")
+    W_V, W_O, W_D = build_readout(M, instance.H, instance.d, instance.d_v, instance.d_out)
+    weights = Weights(con.W_Q, con.W_K, W_V, W_O, W_D)
+    identity_exact = bool(np.array_equal(readout_matrix(weights), M))
+    decision = Decision.all([mem, Decision.TRUE if identity_exact else Decision.FALSE])
+    return conclude("step2", decision, claimed=f"Yhat = Z M = Y with |residual| <= {TOLERANCE:g}",
+                    measured={"max |Z M - Y| (ball upper bound)": worst, "largest radius": rad,
+                              "blockdiag(W_V) W_O W_D == M exactly": identity_exact},
+                    hypotheses=hyps, certified=decision is not Decision.UNDECIDED, method="arb balls",
+                    prec_bits=bits, tolerance=TOLERANCE,
+                    margin=TOLERANCE - worst,
+                    certificates=[{"kind": "residual ball", "max_abs_residual_upper": worst, "radius": rad},
+                                  {"kind": "rank(Z) = T", **(cert.to_dict() if cert else {})}],
+                    trail=[Step("Solve Z M = Y in balls: M = Z^T (Z Z^T)^{-1} Y", "Step 2, Eq. (8)",
+                                {"T": T, "Hd": instance.H * instance.d}),
+                           Step("Assemble W_V^h = [M_h, 0], W_O = stacked [[I, 0], [0, 0]], W_D = [I; 0]",
+                                "Step 2 (reconstructed)", {"d_v": instance.d_v, "d_out": instance.d_out}),
+                           Step("Residual of Eq. (8) in balls", "Eq. (8)", {"max |residual| <=": worst})])
+
+
+@negative_control("step2", "d_v < d_out: the readout cannot be assembled (hypothesis unmet)",
+                  expect=("hypotheses-unmet",))
+def control_dv_too_small(*, prec: int = 128, seed: int = 0) -> Evidence:
+    return check_step2(make_instance(H=2, n=3, d=5, d_out=2, d_v=1, seed=seed), prec=prec, seed=seed)
+
+
+@negative_control("step2", "a readout off by 1e-9 per entry: the residual check fails", expect=("refuted",))
+def control_perturbed_readout(*, prec: int = 128, seed: int = 0) -> Evidence:
+    return check_step2(make_instance(H=2, n=3, d=5, d_out=2, d_v=3, seed=seed), prec=prec, seed=seed,
+                       readout_perturbation=1e-9)

@@ -1,0 +1,124 @@
+"""Assumption 1: Kruskal rank of the queries >= n.  Drawn instances agree
+with a brute-force oracle; degenerate queries are refuted with an exact
+witness; large T is inconclusive with the paper's sampled evidence; the
+hypothesis n < d is recorded; the negative controls are rejected."""
+import itertools
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from proofs.mahdavi2024.assumption1_query_kruskal_rank import check_assumption1
+from verifier.arith.exact import exact_matvec_is_zero, exact_rank
+from verifier.data.instances import from_arrays, make_instance
+from verifier.data.strategies import attention_instances
+from verifier.statements import registry
+from verifier.statements.runner import run_control
+
+
+def oracle(queries, n) -> bool:
+    T = queries.shape[0]
+    return T >= n and all(exact_rank(queries[list(S)]) == n for S in itertools.combinations(range(T), n))
+
+
+def _witness(ev):
+    return next(c for c in ev.certificates if c["kind"] == "witness")
+
+
+@given(attention_instances(T=st.integers(1, 9)))
+def test_verdict_matches_the_oracle(inst):
+    ev = check_assumption1(inst)
+    holds = oracle(inst.queries, inst.n)
+    assert ev.certified
+    assert ev.verdict == ("verified" if holds else "refuted")
+    assert [h.to_dict() for h in ev.hypotheses] == [
+        {"name": "n < d", "status": "certified", "detail": f"n = {inst.n}, d = {inst.d}"}]
+    if inst.T < inst.n:
+        assert "Definition 1" in ev.reason and ev.certificates[-1]["kind"] == "structural"
+
+
+@given(attention_instances(degenerate=st.sampled_from(["repeated-queries", "cls-queries"]),
+                           T=st.integers(5, 7)))  # T >= n: the bound is a witness, not T < n
+def test_equal_queries_are_refuted_with_a_witness(inst):
+    ev = check_assumption1(inst)
+    assert ev.verdict == "refuted" and ev.exit_code == 1
+    w = _witness(ev)
+    assert len(w["subset"]) == 2 and exact_matvec_is_zero(inst.queries[w["subset"]].T, w["coefficients"])
+
+
+@given(st.integers(0, 2**16), st.integers(2, 4))
+def test_planted_dependent_n_subset_is_refuted(seed, n):
+    """Query n-1 ... a combination of n-1 others on a dyadic grid: exact."""
+    rng = np.random.default_rng(seed)
+    T, d = n + 3, n + 2
+    q = np.round(rng.standard_normal((T, d)) * 256) / 256
+    q[n - 1] = q[: n - 1].sum(axis=0) - q[0]  # in span of the first n-1 queries
+    inst = from_arrays(rng.standard_normal((T, n, d)), q, H=2, d_h=n)
+    ev = check_assumption1(inst)
+    assert ev.verdict == "refuted"
+    w = _witness(ev)
+    assert len(w["subset"]) <= n and exact_matvec_is_zero(q[w["subset"]].T, w["coefficients"])
+
+
+def test_large_T_is_inconclusive_with_sampled_evidence():
+    inst = make_instance(H=40, n=3, d=6, seed=0)  # T = 81: C(81, 3) = 85320 > 20000
+    ev = check_assumption1(inst, samples=300)
+    assert ev.verdict == "inconclusive" and not ev.certified and ev.exit_code == 3
+    assert ev.measured["sampled_independent"] == "300/300" and ev.measured["subsets"] == 85320
+    assert "exhaustive_limit" in ev.reason
+    assert check_assumption1(inst, exhaustive_limit=100_000).verdict == "verified"
+
+
+def test_a_witness_found_by_sampling_refutes():
+    inst = make_instance(H=40, n=3, d=6, seed=0)
+    q = np.array(inst.queries)
+    q[10] = q[20]  # duplicate pair: found by the witness hunt even without exhaustion
+    ev = check_assumption1(inst.replace(queries=q), samples=300)
+    assert ev.verdict == "refuted"
+    assert _witness(ev)["subset"] == [10, 20]
+
+
+def test_n_ge_d_is_a_refuted_hypothesis():
+    inst = make_instance(H=1, n=4, d=3, T=4, allow_n_ge_d=True, seed=0)
+    ev = check_assumption1(inst)
+    assert ev.hypotheses[0].status == "refuted"
+    assert ev.verdict == "hypotheses-unmet"  # 4 queries in R^3: Kruskal rank <= 3 < 4
+
+
+def test_user_arrays():
+    rng = np.random.default_rng(5)
+    inst = from_arrays(rng.standard_normal((6, 3, 5)), rng.standard_normal((6, 5)))
+    ev = check_assumption1(inst)
+    assert ev.verdict == "verified" and ev.certificates[0]["subsets"] == 20
+
+
+def test_same_seed_same_evidence():
+    inst = make_instance(H=40, n=3, d=6, seed=2)
+    a = check_assumption1(inst, samples=200, seed=7).to_dict(with_trail=True)
+    b = check_assumption1(inst, samples=200, seed=7).to_dict(with_trail=True)
+    for d in (a, b):
+        d.pop("seconds")
+        for step in d["trail"]:
+            step["data"].pop("seconds", None)
+    assert a["measured"] == b["measured"] and a["verdict"] == b["verdict"]
+
+
+def test_repeated_queries_control_is_rejected():
+    control = next(c for c in registry.get("assumption1").controls if "repeated" in c.description)
+    ev, rejected = run_control("assumption1", control)
+    assert rejected and ev.verdict == "refuted" and _witness(ev)["subset"] == [0, 1]
+
+
+def test_low_kruskal_control_is_rejected():
+    control = next(c for c in registry.get("assumption1").controls if "low-kruskal" in c.description)
+    ev, rejected = run_control("assumption1", control)
+    assert rejected, ev.reason
+    assert len(_witness(ev)["subset"]) <= 3
+
+
+@given(attention_instances(degenerate="low-kruskal-queries", n=st.integers(3, 4), T=st.integers(4, 7)))
+def test_low_kruskal_queries_are_refuted(inst):
+    ev = check_assumption1(inst)
+    assert ev.verdict == "refuted"
+    w = _witness(ev)
+    assert len(w["subset"]) <= 3 and exact_matvec_is_zero(inst.queries[w["subset"]].T, w["coefficients"])

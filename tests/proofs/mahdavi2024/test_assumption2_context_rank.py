@@ -1,0 +1,93 @@
+"""Assumption 2: rank E^(t) = n for every context.  Drawn instances agree
+with exact ranks (both the exact and the ball path), rank-deficient contexts
+are refuted with the example index and an exact null combination, the ball
+path is used for large contexts, and the negative controls are rejected."""
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from proofs.mahdavi2024.assumption2_context_rank import check_assumption2, distinct_contexts
+from verifier.arith.exact import exact_matvec_is_zero, exact_rank
+from verifier.data.instances import CONTEXT_KINDS, from_arrays, make_instance
+from verifier.data.strategies import attention_instances
+from verifier.statements import registry
+from verifier.statements.runner import run_control
+
+
+def _null(ev):
+    return [c for c in ev.certificates if c["kind"] == "null combination"]
+
+
+@given(attention_instances(context=st.sampled_from(CONTEXT_KINDS), T=st.integers(1, 6)))
+def test_drawn_contexts_have_rank_n(inst):
+    ev = check_assumption2(inst)
+    assert all(exact_rank(E) == inst.n for E in inst.contexts)  # the oracle
+    assert ev.verdict == "verified" and ev.certified
+    assert ev.hypotheses[0].status == "certified"
+    summary = next(c for c in ev.certificates if c["kind"] == "summary")
+    assert summary["distinct_contexts"] == (1 if inst.shared_context else inst.T)
+
+
+@given(attention_instances(T=st.integers(1, 4), n=st.integers(2, 4)))
+def test_ball_path_agrees(inst):
+    """exact_entries=0 sends every context through the ball certificate."""
+    ev = check_assumption2(inst, exact_entries=0)
+    assert ev.verdict == "verified"
+    summary = next(c for c in ev.certificates if c["kind"] == "summary")
+    assert summary["ball_minors"] == summary["distinct_contexts"]
+    minor = next(c for c in ev.certificates if c["kind"] == "ball minor")
+    assert len(minor["rows"]) == len(minor["cols"]) == inst.n and minor["residual_norm_upper"] < 1
+
+
+@given(attention_instances(degenerate="rank-deficient-context", T=st.integers(1, 5)))
+def test_rank_deficient_contexts_are_refuted_with_null_combinations(inst):
+    ev = check_assumption2(inst)
+    assert ev.verdict == "refuted" and ev.exit_code == 1 and ev.certified
+    assert ev.measured["rank_deficient"] == list(range(min(inst.T, 10)))
+    for cert in _null(ev):
+        E = inst.contexts[cert["example"]]
+        assert exact_matvec_is_zero(E.T, cert["coefficients"])
+        assert cert["rank"] == inst.n - 1
+
+
+@given(st.integers(0, 2**16), st.integers(0, 3))
+def test_one_bad_example_among_good_ones(seed, bad):
+    rng = np.random.default_rng(seed)
+    E = np.round(rng.standard_normal((4, 3, 6)) * 512) / 512
+    E[bad, 2] = 3 * E[bad, 0] - E[bad, 1]  # exact on the grid
+    ev = check_assumption2(from_arrays(E, rng.standard_normal((4, 6))))
+    assert ev.verdict == "refuted"
+    (cert,) = _null(ev)
+    assert cert["example"] == bad and cert["same_context_as"] == [bad]
+    assert exact_matvec_is_zero(E[bad].T, cert["coefficients"])
+
+
+def test_large_contexts_use_ball_minors():
+    inst = make_instance(H=2, n=12, d=100, d_h=2, seed=0)  # 1200 entries > EXACT_ENTRIES
+    ev = check_assumption2(inst)
+    assert ev.verdict == "verified" and ev.method == "exact rationals and arb balls"
+    assert ev.prec_bits == 128
+    assert any(c["kind"] == "ball minor" for c in ev.certificates)
+
+
+def test_undecidable_context_is_inconclusive():
+    """Balls cannot certify a singular context and exact rank is switched off."""
+    inst = make_instance(H=1, n=3, d=5, d_h=2, degenerate="rank-deficient-context", seed=0)
+    ev = check_assumption2(inst, exact_entries=0, fallback_entries=0)
+    assert ev.verdict == "inconclusive" and ev.exit_code == 3
+    assert "--prec" in ev.reason
+
+
+def test_shared_context_is_checked_once():
+    inst = make_instance(H=5, n=3, d=5, context="shared", seed=0)
+    assert list(distinct_contexts(inst.contexts)) == [0]
+    assert check_assumption2(inst).measured["distinct_contexts"] == 1
+
+
+def test_negative_controls_are_rejected():
+    controls = registry.get("assumption2").controls
+    assert len(controls) >= 2
+    for control in controls:
+        ev, rejected = run_control("assumption2", control)
+        assert rejected, (control.description, ev.verdict, ev.reason)
+        assert _null(ev)

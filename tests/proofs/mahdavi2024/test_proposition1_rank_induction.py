@@ -1,0 +1,74 @@
+"""Prop. 1: the induction reaches min(H(r-1)+1, T), certified; controls refuted."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from proofs.mahdavi2024.proposition1_construction import build_key_query_weights
+from proofs.mahdavi2024.proposition1_rank_induction import (
+    check_proposition1,
+    control_no_minus_one,
+    control_repeated_queries,
+)
+from verifier.data.instances import make_instance
+from verifier.data.strategies import attention_instances
+from verifier.errors import ConstructionFailed
+from verifier.model.factorisation import factor_attention
+
+
+@given(attention_instances(H=st.integers(1, 4), n=st.integers(2, 4), context=st.sampled_from(["random", "shared", "uniform", "pe"])))
+def test_rank_reaches_capacity_certified(inst):
+    ev = check_proposition1(inst)
+    assert ev.verdict == "verified", ev.reason
+    assert ev.certified
+    assert ev.measured["certified_rank"] == min(inst.H * (inst.r - 1) + 1, inst.T)
+
+
+@given(attention_instances(H=st.integers(2, 4), n=st.integers(2, 4), context="shared"),
+       st.integers(1, 3))
+def test_more_examples_than_capacity(inst, extra):
+    inst = make_instance(H=inst.H, n=inst.n, d=inst.d, d_h=inst.d_h, T=inst.capacity + extra,
+                         context="shared", seed=inst.seed)
+    ev = check_proposition1(inst)
+    assert ev.verdict == "verified"
+    assert ev.measured["certified_rank"] == inst.capacity
+
+
+def test_shared_context_reaches_prop2_cap_exactly():
+    inst = make_instance(H=4, n=3, d=6, context="shared", seed=1)
+    con = build_key_query_weights(inst)
+    assert len(con.basis) == inst.H * (inst.n - 1) + 1
+    for hs in con.heads[1:]:
+        assert hs.perturbation_actual <= hs.perturbation_bound < hs.sigma_min_limit
+
+
+def test_heads_have_rank_at_most_r_and_factor():
+    inst = make_instance(H=3, n=4, d=7, d_h=3, seed=2)
+    con = build_key_query_weights(inst)
+    assert all(rk <= inst.r for rk in con.attention_ranks)
+    assert con.W_K.shape == (3, 7, 3) and con.factorisation_error < 1e-10
+
+
+def test_factorisation_refuses_rank_above_dh():
+    W = np.random.default_rng(0).standard_normal((5, 5))
+    with pytest.raises(ConstructionFailed, match="exceeds d_h"):
+        factor_attention(W, 3)
+
+
+def test_negative_control_no_minus_one_refuted():
+    ev = control_no_minus_one()
+    assert ev.verdict == "refuted"
+    assert ev.measured["upper_bound (Prop. 2)"] == 7
+
+
+def test_negative_control_repeated_queries():
+    ev = control_repeated_queries()
+    assert ev.verdict == "hypotheses-unmet"
+    assert "Claim 1" in ev.reason or any(h.status == "refuted" for h in ev.hypotheses)
+
+
+def test_trail_reads_like_appendix_B():
+    ev = check_proposition1(make_instance(H=3, n=3, d=5, context="shared", seed=0))
+    titles = [s.title for s in ev.trail]
+    assert titles[1].startswith("Head 1: base") and titles[2].startswith("Head 2: induction step")
+    assert any("Lemma 3" in k for k in ev.trail[2].data)

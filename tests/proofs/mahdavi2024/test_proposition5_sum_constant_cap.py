@@ -1,0 +1,70 @@
+"""Proposition 5: tokens summing to c cap rank(Z) at H(d-1)+1 (H(d-1) when
+c = 0) for any weights; without the hypothesis the cap is exceeded."""
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from proofs.mahdavi2024.proposition5_sum_constant_cap import (
+    build_sum_constant_contexts,
+    check_proposition5,
+    control_proposition5_cap_minus_one,
+    control_proposition5_random_contexts,
+    control_proposition5_zero_sum_minus_one,
+    sum_constant_bound,
+    token_sums,
+    zero_sum_instance,
+)
+from verifier.arith.structure import block_sum_null_vectors, null_vectors_independent, prove_block_sums_constant
+from verifier.data.instances import from_arrays, make_instance
+from verifier.data.strategies import attention_instances
+
+
+@given(attention_instances(H=st.integers(1, 3), n=st.integers(2, 3), context="sumconst", T=st.integers(2, 10)),
+       st.integers(0, 2**16))
+def test_sum_constant_tokens_never_exceed_the_cap(inst, seed):
+    ev = check_proposition5(inst, seed=seed)
+    assert ev.verdict == "verified" and ev.certified
+    assert ev.measured["best certified rank"] <= sum_constant_bound(inst.H, inst.d)
+
+
+@given(st.integers(1, 3), st.integers(1, 3), st.integers(2, 5))
+def test_block_sums_are_c_symbolically(H, n, d):
+    assert prove_block_sums_constant(H, n, d).holds
+    for zero in (False, True):
+        V = block_sum_null_vectors(H, d, zero_sum=zero)
+        assert len(V) == H - 1 + zero and null_vectors_independent(V)
+
+
+def test_zero_sum_tokens_have_the_sharper_cap():
+    ev = check_proposition5(zero_sum_instance(seed=5), seed=5)
+    assert ev.verdict == "verified"
+    assert ev.measured["c"] == "0" and ev.measured["proved rank(Z) <="] == sum_constant_bound(2, 4, zero_sum=True)
+
+
+def test_one_token_off_by_one_ulp_refutes_the_hypothesis():
+    E = build_sum_constant_contexts(6, 2, 3, seed=1)
+    E[3, 1, 0] = np.nextafter(E[3, 1, 0], 10.0)
+    inst = from_arrays(E, np.ones((6, 3)), H=2, d_h=2)
+    assert len(set(token_sums(inst.contexts))) == 2
+    ev = check_proposition5(inst)
+    assert ev.hypotheses[0].status == "refuted" and ev.verdict == "hypotheses-unmet"
+
+
+def test_single_head_cap_is_vacuous_and_says_so():
+    ev = check_proposition5(make_instance(H=1, n=2, d=3, T=6, context="random"))
+    assert ev.verdict == "verified"  # rank(Z) <= d = H(d-1)+1 holds for any data
+    assert "H = 1" in ev.measured["vacuous at these sizes"]
+
+
+def test_negative_control_random_contexts_exceed_the_cap():
+    ev = control_proposition5_random_contexts()
+    assert ev.verdict == "hypotheses-unmet"
+    assert ev.measured["best certified rank"] == 6 > sum_constant_bound(2, 3)
+
+
+def test_negative_control_cap_minus_one_is_refuted():
+    assert control_proposition5_cap_minus_one().verdict == "refuted"
+
+
+def test_negative_control_zero_sum_cap_minus_one_is_refuted():
+    assert control_proposition5_zero_sum_minus_one().verdict == "refuted"

@@ -1,0 +1,43 @@
+"""Ball matrices and their norm bounds (verifier/arith/balls.py)."""
+
+import numpy as np
+import pytest
+from flint import arb, arb_mat
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verifier.arith.balls import (
+    arb_mat_abs_upper,
+    arb_mat_mid,
+    arb_mat_rad_upper,
+    frobenius_upper,
+    inf_norm_upper,
+    one_norm_upper,
+    spectral_norm_upper,
+    to_arb_mat,
+)
+from verifier.arith.compare import upper
+from verifier.errors import InvalidInstance
+
+# --- balls -----------------------------------------------------------------------
+
+@settings(deadline=None)
+@given(st.integers(1, 8), st.integers(1, 8), st.integers(0, 2**32 - 1), st.floats(0, 1e-3))
+def test_norm_upper_bounds_are_rigorous(m, n, seed, rad):
+    A = np.random.default_rng(seed).standard_normal((m, n)) * 10.0 ** np.random.default_rng(seed).integers(-3, 4)
+    B = arb_mat([[arb(float(A[i, j]), rad) for j in range(n)] for i in range(m)]) if rad else to_arb_mat(A)
+    absA = np.abs(A) + rad
+    assert upper(frobenius_upper(B)) >= np.sqrt((absA ** 2).sum()) * (1 - 1e-15)
+    assert upper(inf_norm_upper(B)) >= absA.sum(1).max() * (1 - 1e-15)
+    assert upper(one_norm_upper(B)) >= absA.sum(0).max() * (1 - 1e-15)
+    assert upper(spectral_norm_upper(B)) >= np.linalg.norm(A, 2) * (1 - 1e-15)
+    assert np.all(arb_mat_abs_upper(B) >= np.abs(A))
+    assert np.all(arb_mat_rad_upper(B) >= rad)
+    assert np.array_equal(arb_mat_mid(to_arb_mat(A)), A)  # float64 converts exactly
+
+
+def test_to_arb_mat_is_exact_and_validates():
+    M = to_arb_mat(np.array([[0.1, 1e-300, -3.0]]))
+    assert all(e.is_exact() for e in M.entries())
+    with pytest.raises(InvalidInstance):
+        to_arb_mat(np.array([[np.inf]]))

@@ -1,0 +1,217 @@
+"""The verification report: deterministic, honest about what it did not run,
+runs to completion when a checker raises, and renders in a real browser."""
+from __future__ import annotations
+
+import base64
+import io
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from verifier.arith.compare import Decision
+from verifier.report import build as report
+from verifier.statements import registry
+from verifier.statements.evidence import Hypothesis, conclude
+from verifier.statements.registry import NegativeControl
+
+CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+
+
+def strip_timing(x):
+    """results.json without the fields allowed to differ between runs."""
+    if isinstance(x, dict):
+        return {k: strip_timing(v) for k, v in x.items() if k not in report.TIMING_KEYS}
+    if isinstance(x, list):
+        return [strip_timing(v) for v in x]
+    return x
+
+
+def results(out) -> dict:
+    return json.loads((out / "results.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def quick_runs(tmp_path_factory):
+    """The quick report, twice, into two folders."""
+    runs = []
+    for i in range(2):
+        out = tmp_path_factory.mktemp(f"quick{i}")
+        code = report.write_report(out=out, mode="quick", seed=0, argv=["mha-verify", "report", "--quick"])
+        runs.append((out, code))
+    return runs
+
+
+def test_quick_report_is_deterministic(quick_runs):
+    (a, code_a), (b, code_b) = quick_runs
+    ra, rb = results(a), results(b)
+    assert "run" in ra and "date_utc" in ra["run"]  # the header block exists (and is stripped)
+    assert strip_timing(ra) == strip_timing(rb)
+    assert code_a == code_b
+
+
+def test_quick_report_writes_every_part(quick_runs):
+    out, code = quick_runs[0]
+    res = results(out)
+    for name in ("index.html", "REPORT.md", "results.json"):
+        assert (out / name).stat().st_size > 0
+    assert set(res["statements"]) == set(registry.load_all())
+    for name, fig in res["figures"].items():
+        assert (out / fig["file"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+        assert not fig["error"], (name, fig["error"])
+    # Prop. 2's cap is reached exactly by the construction (shared contexts, d_h = n)
+    heads = res["figures"]["rank_vs_heads"]["data"]
+    assert heads["construction_shared"] == heads["cap_prop2"]
+    for sid, row in res["statements"].items():
+        if registry.REGISTRY[sid].implemented:
+            assert row["instances_tried"] >= 1 and row["instances"][0]["command"].startswith(f"mha-verify check {sid} ")
+            assert row["audit"] is not None
+        else:
+            assert row["status"] == "not implemented"
+            assert row["certified_passes"] == row["numerical_passes"] == 0
+    assert code == report.exit_code(list(res["statements"].values()), list(res["figures"].values()))
+    md = (out / "REPORT.md").read_text()
+    assert "## Results by statement" in md and "figures/statement_map.png" in md
+
+
+def test_unimplemented_statement_is_never_a_pass(tmp_path, monkeypatch):
+    registry.load_all()
+    monkeypatch.setattr(registry.REGISTRY["assumption2"], "check", None)
+    code = report.write_report(out=tmp_path, mode="quick", seed=0, statements=["assumption2", "lemma2"])
+    row = results(tmp_path)["statements"]["assumption2"]
+    assert row["status"] == "not implemented"
+    assert row["instances_tried"] == row["certified_passes"] == row["numerical_passes"] == 0
+    assert results(tmp_path)["statements"]["lemma2"]["instances_tried"] == 1
+    assert code in (0, 1, 4)
+    assert "not implemented" in (tmp_path / "index.html").read_text()
+
+
+def test_raising_checker_is_an_error_row_and_the_run_completes(tmp_path, monkeypatch):
+    registry.load_all()
+
+    def broken(instance, **kw):
+        raise RuntimeError("deliberate failure for the report test")
+
+    monkeypatch.setattr(registry.REGISTRY["assumption2"], "check", broken)
+    code = report.write_report(out=tmp_path, mode="quick", seed=0, statements=["assumption2", "lemma2"])
+    res = results(tmp_path)
+    row = res["statements"]["assumption2"]
+    assert row["status"] == "error"
+    assert any("deliberate failure" in e for e in row["errors"])
+    assert res["statements"]["lemma2"]["instances_tried"] == 1  # the others still ran
+    assert code != 0
+    assert "deliberate failure" in (tmp_path / "index.html").read_text()
+
+
+def _false_checker(sid):
+    def check(instance, **kw):
+        return conclude(sid, Decision.FALSE, claimed="x", measured="y",
+                        hypotheses=[Hypothesis("n < d", "certified")], certified=True)
+    return check
+
+
+def test_refutation_is_shown_first_with_its_command(tmp_path, monkeypatch):
+    registry.load_all()
+    monkeypatch.setattr(registry.REGISTRY["lemma2"], "check", _false_checker("lemma2"))
+    code = report.write_report(out=tmp_path, mode="quick", seed=0, statements=["lemma2"])
+    res = results(tmp_path)
+    assert code == 1 and res["statements"]["lemma2"]["status"] == "refuted"
+    (ref,) = res["summary"]["refutations"]
+    assert ref["statement"] == "lemma2"
+    assert ref["command"] == report.reproduce_command("lemma2", ref["options"])
+    page = (tmp_path / "index.html").read_text()
+    attention = page.index("Needs attention")
+    assert attention < page.index("REFUTED") < page.index("Results by statement")
+    assert ref["command"] in page
+
+
+def test_a_property_failing_on_an_instance_is_not_a_refutation(tmp_path, monkeypatch):
+    """Assumption 2 failing on some data says nothing against the paper."""
+    registry.load_all()
+    monkeypatch.setattr(registry.REGISTRY["assumption2"], "check", _false_checker("assumption2"))
+    code = report.write_report(out=tmp_path, mode="quick", seed=0, statements=["assumption2"])
+    res = results(tmp_path)
+    assert res["summary"]["refutations"] == []
+    assert res["statements"]["assumption2"]["status"] == "hypotheses-unmet"
+    assert res["statements"]["assumption2"]["verdict_counts"] == {"refuted": 1}
+    assert code == 0
+
+
+def test_negative_control_not_rejected_fails_the_report(tmp_path, monkeypatch):
+    registry.load_all()
+    st = registry.REGISTRY["lemma2"]
+
+    def lenient(*, prec=128, seed=0):
+        return conclude("lemma2", Decision.TRUE, claimed="", measured="", certified=True)
+
+    monkeypatch.setattr(st, "controls", [NegativeControl("accepts everything", lenient, ("refuted",))])
+    code = report.write_report(out=tmp_path, mode="quick", seed=0, statements=["lemma2"])
+    row = results(tmp_path)["statements"]["lemma2"]
+    assert row["status"] == "control failed" and row["controls_rejected"] == 0
+    assert code == 1
+
+
+def test_instance_plans_are_deterministic_and_valid():
+    registry.load_all()
+    for sid, st in registry.REGISTRY.items():
+        plans = report.instance_plan(sid, mode="thorough", seed=3)
+        assert plans == report.instance_plan(sid, mode="thorough", seed=3)
+        assert len(plans) == report.MODES["thorough"]
+        assert len({json.dumps(p, sort_keys=True) for p in plans}) == len(plans)
+        base = plans[0]
+        for p in plans:
+            assert p["n"] < p["d"] and p["H"] >= 1 and (p["d_h"] is None or p["d_h"] >= 1)
+            assert p["degenerate"] == base["degenerate"]
+            if base["context"] != "random":
+                assert p["context"] == base["context"]  # e.g. proposition2 stays shared
+    assert len(report.instance_plan("lemma2", mode="quick", seed=0)) == 1
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch):
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.delenv("CI", raising=False)
+    s = Tty()
+    bar = report.Progress("checks", 2, stream=s)
+    bar.step("a")
+    bar.close()
+    assert "1/2" in s.getvalue()
+    monkeypatch.setenv("CI", "true")
+    s = Tty()
+    report.Progress("checks", 2, stream=s).step("a")
+    assert s.getvalue() == ""
+    s = io.StringIO()  # not a tty
+    monkeypatch.delenv("CI")
+    report.Progress("checks", 2, stream=s).step("a")
+    assert s.getvalue() == ""
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+def test_index_html_renders_in_headless_chromium(quick_runs, tmp_path):
+    from PIL import Image
+
+    out, _ = quick_runs[0]
+    page = out / "index.html"
+    text = page.read_text()
+    assert not re.search(r'(src|href)="(https?:)?//', text)  # nothing fetched from the network
+    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
+           "--dump-dom", page.as_uri()]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = proc.stdout
+    n = len(results(out)["figures"])
+    assert f'data-figures-decoded="{n}/{n}"' in dom  # set by the page once every <img> decoded
+    images = re.findall(r'<img[^>]*src="data:image/png;base64,([^"]+)"', dom)
+    assert len(images) == len(re.findall(r"<img\b", dom)) == n
+    for b64 in images:
+        im = Image.open(io.BytesIO(base64.b64decode(b64)))
+        im.load()
+        assert im.size[0] > 100 and im.size[1] > 100
+    console = [line for line in proc.stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
+    assert not console, console

@@ -1,0 +1,155 @@
+"""The verdict table of verifier/statements/evidence.py, case by case, and the JSON form.
+
+Rules (STATEMENTS.md, last section):
+conclusion TRUE -> verified (whatever the hypotheses); a refuted hypothesis ->
+hypotheses-unmet; FALSE with every hypothesis certified -> refuted; anything
+else -> inconclusive.
+"""
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from verifier.arith.compare import Decision
+from verifier.statements.evidence import (
+    EXIT_CODES,
+    HYPOTHESIS_STATUS,
+    VERDICTS,
+    Hypothesis,
+    Step,
+    conclude,
+    error_evidence,
+    hypotheses_status,
+    jsonable,
+    verdict_of,
+)
+
+
+def H(status):
+    return Hypothesis(f"h-{status}", status, "")
+
+
+# (conclusion, hypothesis statuses) -> verdict: the whole table.
+TABLE = {
+    # no hypotheses at all: "all certified" vacuously
+    (Decision.TRUE, ()): "verified",
+    (Decision.FALSE, ()): "refuted",
+    (Decision.UNDECIDED, ()): "inconclusive",
+    # all certified
+    (Decision.TRUE, ("certified", "certified")): "verified",
+    (Decision.FALSE, ("certified", "certified")): "refuted",
+    (Decision.UNDECIDED, ("certified", "certified")): "inconclusive",
+    # some only evidenced / assumed
+    (Decision.TRUE, ("certified", "evidence")): "verified",
+    (Decision.FALSE, ("certified", "evidence")): "inconclusive",
+    (Decision.UNDECIDED, ("certified", "evidence")): "inconclusive",
+    (Decision.TRUE, ("assumed",)): "verified",
+    (Decision.FALSE, ("assumed",)): "inconclusive",
+    (Decision.UNDECIDED, ("assumed",)): "inconclusive",
+    # some refuted: hypotheses-unmet unless the conclusion is certified true
+    (Decision.TRUE, ("certified", "refuted")): "verified",
+    (Decision.FALSE, ("certified", "refuted")): "hypotheses-unmet",
+    (Decision.UNDECIDED, ("certified", "refuted")): "hypotheses-unmet",
+    (Decision.FALSE, ("evidence", "refuted")): "hypotheses-unmet",
+    (Decision.FALSE, ("assumed", "refuted")): "hypotheses-unmet",
+}
+
+
+@pytest.mark.parametrize("conclusion, statuses", sorted(TABLE, key=str))
+def test_verdict_table(conclusion, statuses):
+    hyps = [H(s) for s in statuses]
+    want = TABLE[(conclusion, statuses)]
+    assert verdict_of(conclusion, hyps) == want
+    ev = conclude("x", conclusion, claimed="c", measured="m", hypotheses=hyps)
+    assert ev.verdict == want
+    assert ev.exit_code == EXIT_CODES[want]
+    assert ev.reason  # a default reason is always written
+
+
+@given(st.sampled_from(list(Decision)), st.lists(st.sampled_from(HYPOTHESIS_STATUS), max_size=4))
+def test_verdict_rules_hold_for_every_combination(conclusion, statuses):
+    hyps = [H(s) for s in statuses]
+    v = verdict_of(conclusion, hyps)
+    assert v in VERDICTS and v != "error"
+    if conclusion is Decision.TRUE:
+        assert v == "verified"
+    elif "refuted" in statuses:
+        assert v == "hypotheses-unmet"
+    elif conclusion is Decision.FALSE and all(s == "certified" for s in statuses):
+        assert v == "refuted"
+    else:
+        assert v == "inconclusive"
+
+
+def test_hypotheses_status():
+    assert hypotheses_status([]) == "certified"
+    assert hypotheses_status([H("certified")]) == "certified"
+    assert hypotheses_status([H("certified"), H("evidence")]) == "evidence"
+    assert hypotheses_status([H("assumed")]) == "evidence"
+    assert hypotheses_status([H("evidence"), H("refuted")]) == "refuted"
+
+
+def test_default_reasons_name_the_cause():
+    assert "raise --prec" in conclude("x", Decision.UNDECIDED, claimed=0, measured=0).reason
+    ev = conclude("x", Decision.FALSE, claimed=0, measured=0, hypotheses=[Hypothesis("n < d", "refuted")])
+    assert "n < d" in ev.reason
+    ev = conclude("x", Decision.FALSE, claimed=0, measured=0, hypotheses=[H("evidence")])
+    assert "only evidenced" in ev.reason
+    assert conclude("x", Decision.FALSE, claimed=0, measured=0, reason="mine").reason == "mine"
+
+
+def test_hypothesis_status_is_validated():
+    with pytest.raises(ValueError, match="not in"):
+        Hypothesis("h", "probably")
+
+
+def test_exit_codes_are_distinct_and_complete():
+    assert set(EXIT_CODES) == set(VERDICTS)
+    assert len(set(EXIT_CODES.values())) == len(VERDICTS)
+    assert EXIT_CODES["verified"] == 0 and EXIT_CODES["refuted"] == 1
+
+
+def test_error_evidence():
+    ev = error_evidence("x", "boom", instance={"T": 1})
+    assert ev.verdict == "error" and ev.exit_code == 4 and ev.reason == "boom"
+
+
+# ------------------------------------------------------------------- JSON
+
+def _rich_evidence():
+    import numpy as np
+    from flint import arb, fmpq
+
+    return conclude(
+        "lemma2", Decision.FALSE, claimed={"rank": 3}, measured={"rank": np.int64(2), "s": np.float64(0.5)},
+        hypotheses=[Hypothesis("n < d", "certified", "3 < 5"), H("evidence")],
+        certified=True, method="exact rationals", prec_bits=128, tolerance=None,
+        margin=float("nan"), certificates=[{"null_vector": [fmpq(1, 3), fmpq(-2)], "ball": arb(1, 0.5),
+                                            "array": np.arange(3), "inf": float("inf")}],
+        instance={"T": 5, "shape": (3, 5)}, seconds=0.125, trail=[Step("did it", uses="Eq. (1)", data={"k": 1})])
+
+
+def test_json_round_trip_is_deterministic():
+    ev = _rich_evidence()
+    s1, s2 = ev.to_json(), _rich_evidence().to_json()
+    assert s1 == s2
+    d = json.loads(s1)
+    assert json.dumps(d, sort_keys=True) == s1  # a fixed point: plain JSON only
+    assert d["verdict"] == "inconclusive" and d["measured"] == {"rank": 2, "s": 0.5}
+    assert d["margin"] == "nan"
+    cert = d["certificates"][0]
+    assert cert["null_vector"] == ["1/3", "-2"] and cert["array"] == [0, 1, 2] and cert["inf"] == "inf"
+    assert d["hypotheses"][0] == {"name": "n < d", "status": "certified", "detail": "3 < 5"}
+    assert d["trail"] == [{"title": "did it", "uses": "Eq. (1)", "data": {"k": 1}}]
+    assert "trail" not in json.loads(ev.to_json(with_trail=False))
+    for key in ("statement", "verdict", "certified", "claimed", "measured", "margin", "instance", "seconds"):
+        assert key in d
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+                    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=3), c, max_size=3),
+                    max_leaves=10))
+def test_jsonable_gives_plain_json(x):
+    y = jsonable(x)
+    assert json.loads(json.dumps(y, sort_keys=True)) == y

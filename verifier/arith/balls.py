@@ -1,0 +1,255 @@
+"""Ball (arb) matrices: conversion from floats and rigorous norm bounds.
+
+A ball matrix ``M`` in python-flint's ``arb_mat`` holds, entry by entry, an
+interval ``[m_ij +/- r_ij]``; it stands for every real matrix inside it.  This
+module converts numpy arrays to ball matrices and measures them:
+
+* ``to_arb_mat(A)`` is EXACT for float64 input: a double is a dyadic rational
+  ``p 2^e`` with ``|p| < 2^53`` and ``arb`` stores it with radius 0 whatever the
+  working precision.  So a float64 array *is* an exact rational matrix here.
+* the ``*_upper`` functions return numbers that are ``>=`` the quantity for
+  EVERY matrix in the ball.  They are rigorous because each float step that
+  could round down is followed by ``np.nextafter(., inf)`` (one float op under
+  IEEE round-to-nearest is off by at most half an ulp, and python-flint's
+  ``float(arb)`` by at most one ulp), and every sum is taken in arb.
+
+The matrix norms used, for ``M`` in ``R^{m x n}``:
+
+    ||M||_F   = sqrt(sum_ij M_ij^2)
+    ||M||_inf = max_i sum_j |M_ij|            (largest row sum)
+    ||M||_1   = max_j sum_i |M_ij|            (largest column sum)
+    ||M||_2  <= min(||M||_F, sqrt(||M||_1 ||M||_inf))
+
+(the last by Hoelder: ||M||_2^2 = rho(M^T M) <= ||M^T M||_1 <= ||M||_inf ||M||_1).
+
+>>> M = to_arb_mat([[3.0, -4.0]])
+>>> upper(frobenius_upper(M)) >= 5.0
+True
+>>> upper(inf_norm_upper(M)) >= 7.0
+True
+"""
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from typing import Iterator
+
+import numpy as np
+from flint import arb, arb_mat, ctx
+
+from verifier.arith.compare import upper
+from verifier.errors import InvalidInstance
+
+__all__ = [
+    "to_arb_mat",
+    "arb_mat_mid",
+    "arb_mat_rad_upper",
+    "arb_mat_abs_upper",
+    "frobenius_upper",
+    "inf_norm_upper",
+    "one_norm_upper",
+    "spectral_norm_upper",
+    "identity",
+    "matmul",
+    "float_up",
+]
+
+_THREADS = max(1, min(os.cpu_count() or 1, 8))
+
+
+def _up(x: np.ndarray | float) -> np.ndarray:
+    """One ulp towards +inf: turns a round-to-nearest result into an upper bound."""
+    return np.nextafter(x, np.inf)
+
+
+def float_up(x) -> float:
+    """A Python float ``>=`` every point of the ball ``x`` (rigorous).
+
+    ``float(arb)`` rounds to nearest, so :func:`verifier.arith.compare.upper` may
+    land half an ulp below the exact endpoint; one ``nextafter`` fixes that.
+    """
+    return float(_up(upper(x)))
+
+
+def ball_max(xs) -> arb:
+    """A ball containing max(x_1, ..., x_k) for every choice of points of the balls."""
+    xs = list(xs)
+    m = xs[0]
+    for x in xs[1:]:
+        m = m.max(x)
+    return m
+
+
+def ball_min(xs) -> arb:
+    """A ball containing min(x_1, ..., x_k) for every choice of points of the balls."""
+    xs = list(xs)
+    m = xs[0]
+    for x in xs[1:]:
+        m = m.min(x)
+    return m
+
+
+def as_float_matrix(A, what: str = "matrix") -> np.ndarray:
+    """A finite 2-D float64 array, or InvalidInstance with one line saying why."""
+    try:
+        a = np.asarray(A, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInstance(f"not a real {what}: {exc}") from None
+    if a.ndim != 2:
+        raise InvalidInstance(f"expected a 2-D {what}, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise InvalidInstance(f"{what} has NaN or infinite entries")
+    return a
+
+
+def to_arb_mat(A) -> arb_mat:
+    """A 2-D float64 array (or nested list of numbers) as an exact ``arb_mat``.
+
+    Every float64 is a dyadic rational, so the result has radius 0 entrywise:
+    no rounding happens, whatever ``ctx.prec`` is.  An ``arb_mat`` is returned
+    unchanged.  NaN/inf entries raise :class:`InvalidInstance`.
+
+    >>> to_arb_mat([[0.1]])[0, 0].rad() == 0
+    True
+    """
+    if isinstance(A, arb_mat):
+        return A
+    a = as_float_matrix(A)
+    m, n = a.shape
+    if m == 0 or n == 0:
+        return arb_mat(m, n)
+    return arb_mat(a.tolist())
+
+
+def _upper_floats(xs: list) -> np.ndarray:
+    """Floats >= the nonnegative exact values ``xs`` (arb): one ulp up, except
+    that exact zeros stay 0 (a float 0 from underflow becomes 5e-324)."""
+    f = np.array([float(x) for x in xs], dtype=np.float64)
+    up = _up(f)
+    zero = np.flatnonzero(f == 0)
+    if zero.size:
+        exact0 = np.array([xs[i].is_zero() for i in zero.tolist()], dtype=bool)
+        up[zero[exact0]] = 0.0
+    return up
+
+
+def arb_mat_mid(M) -> np.ndarray:
+    """Midpoints as a float64 array (rounded to nearest: a float, not a bound)."""
+    if not isinstance(M, arb_mat):
+        return as_float_matrix(M).copy()
+    m, n = M.nrows(), M.ncols()
+    return np.array([float(e) for e in M.entries()], dtype=np.float64).reshape(m, n)
+
+
+def arb_mat_rad_upper(M) -> np.ndarray:
+    """Float64 upper bounds of the radii (zeros for a float array)."""
+    if not isinstance(M, arb_mat):
+        return np.zeros_like(as_float_matrix(M))
+    return _upper_floats([e.rad() for e in M.entries()]).reshape(M.nrows(), M.ncols())
+
+
+def arb_mat_abs_upper(M) -> np.ndarray:
+    """Float64 array ``U`` with ``|X_ij| <= U_ij`` for every ``X`` in the ball.
+
+    For a float array this is ``|A|`` itself (exact).
+    """
+    if not isinstance(M, arb_mat):
+        return np.abs(as_float_matrix(M))
+    return _upper_floats([e.abs_upper() for e in M.entries()]).reshape(M.nrows(), M.ncols())
+
+
+@contextmanager
+def _threads() -> Iterator[None]:
+    """Let flint's matrix product use the machine's cores (restored after)."""
+    old = ctx.threads
+    ctx.threads = _THREADS
+    try:
+        yield
+    finally:
+        ctx.threads = old
+
+
+def matmul(A: arb_mat, B: arb_mat) -> arb_mat:
+    """Ball product ``A B`` (an enclosure of every product), multi-threaded."""
+    with _threads():
+        return A * B
+
+
+def _ones(n: int, column: bool = True) -> arb_mat:
+    return arb_mat(n, 1, [1] * n) if column else arb_mat(1, n, [1] * n)
+
+
+def _sums_upper(U: np.ndarray, axis: int) -> np.ndarray:
+    """Rigorous float upper bounds of the row (axis=1) / column (axis=0) sums
+    of a nonnegative float array, summed in arb."""
+    m, n = U.shape
+    if m == 0 or n == 0:
+        return np.zeros(m if axis == 1 else n)
+    Ua = arb_mat(U.tolist())
+    S = matmul(Ua, _ones(n)) if axis == 1 else matmul(_ones(m, column=False), Ua)
+    return np.array([float_up(s) for s in S.entries()], dtype=np.float64)
+
+
+def inf_norm_upper(M) -> arb:
+    """An exact arb ``u >= max_i sum_j |M_ij|`` for every matrix in the ball."""
+    U = arb_mat_abs_upper(M)
+    s = _sums_upper(U, axis=1)
+    return arb(float(s.max())) if s.size else arb(0)
+
+
+def one_norm_upper(M) -> arb:
+    """An exact arb ``u >= max_j sum_i |M_ij|`` for every matrix in the ball."""
+    U = arb_mat_abs_upper(M)
+    s = _sums_upper(U, axis=0)
+    return arb(float(s.max())) if s.size else arb(0)
+
+
+def frobenius_upper(M) -> arb:
+    """An arb ``u >= ||M||_F`` for every matrix in the ball (rigorous).
+
+    Squares are formed in float and nudged up one ulp, then summed in arb.
+    """
+    U = arb_mat_abs_upper(M)
+    if U.size == 0:
+        return arb(0)
+    sq = _up(U * U)
+    rows = _sums_upper(sq, axis=1)
+    total = arb(0)
+    for r in rows.tolist():
+        total += r
+    return arb(float_up(total.sqrt()))
+
+
+def _norms_upper(M) -> tuple[float, float, float]:
+    U = arb_mat_abs_upper(M)
+    if U.size == 0:
+        return 0.0, 0.0, 0.0
+    one = float(_sums_upper(U, axis=0).max())
+    inf = float(_sums_upper(U, axis=1).max())
+    rows = _sums_upper(_up(U * U), axis=1)
+    total = arb(0)
+    for r in rows.tolist():
+        total += r
+    return float_up(total.sqrt()), one, inf
+
+
+def spectral_norm_upper(M) -> arb:
+    """An exact arb ``u >= ||M||_2`` for every matrix in the ball:
+    ``min(||M||_F, sqrt(||M||_1 ||M||_inf))`` with each norm bounded above.
+
+    >>> upper(spectral_norm_upper(identity(4))) >= 1.0
+    True
+    """
+    fro, one, inf = _norms_upper(M)
+    hoelder = float_up((arb(one) * arb(inf)).sqrt())
+    return arb(min(fro, hoelder))
+
+
+def identity(n: int) -> arb_mat:
+    """The exact ``n x n`` identity as an ``arb_mat``."""
+    if n < 0:
+        raise InvalidInstance(f"identity size must be >= 0, got {n}")
+    I = arb_mat(n, n)
+    for i in range(n):
+        I[i, i] = 1
+    return I

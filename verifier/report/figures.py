@@ -1,0 +1,290 @@
+"""The report's figures: the statement map and what the constructions reach.
+
+Each figure is computed first (:func:`figure_data`: plain numbers, stored in
+``results.json`` and deterministic for a seed) and drawn second
+(:func:`draw`: a PNG made with matplotlib's object API, no pyplot state, no
+graphviz).  The numbers of every figure but the statement map come from the
+checker modules through the registry (``@figure``): they illustrate the
+constructions, while the verdicts come from the checkers alone.
+"""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+
+from verifier.statements import registry
+
+STATUS_COLOURS = {
+    "verified": ("#2e7d32", "white"),
+    "verified (numerical)": ("#9ccc65", "black"),
+    "hypotheses-unmet": ("#90a4ae", "black"),
+    "inconclusive": ("#ffca28", "black"),
+    "control failed": ("#ef6c00", "white"),
+    "refuted": ("#c62828", "white"),
+    "error": ("#6a1b9a", "white"),
+    "not implemented": ("#eeeeee", "#555555"),
+    "not run": ("#ffffff", "#9e9e9e"),
+}
+
+
+# -- statement map --------------------------------------------------------------
+
+def _components(ids: list[str], deps: dict[str, tuple]) -> dict[str, int]:
+    parent = {s: s for s in ids}
+
+    def find(s):
+        while parent[s] != s:
+            parent[s] = parent[parent[s]]
+            s = parent[s]
+        return s
+
+    for s in ids:
+        for t in deps[s]:
+            if t in parent:
+                parent[find(s)] = find(t)
+    return {s: find(s) for s in ids}
+
+
+def _layers(ids: list[str], deps: dict[str, tuple]) -> dict[str, tuple[float, float]]:
+    """Hand-style layered layout: a node sits one layer below its lowest user
+    (leaves with no user at the bottom); within a layer, nodes are ordered by
+    the mean position of their neighbours."""
+    depth: dict[str, int] = {}
+
+    def d(s):
+        if s not in depth:
+            below = [t for t in deps[s] if t in ids]
+            depth[s] = 1 + max(map(d, below)) if below else 0
+        return depth[s]
+
+    for s in ids:
+        d(s)
+    users = {s: [u for u in ids if s in deps[u]] for s in ids}
+    for s in sorted(ids, key=lambda s: -depth[s]):  # lift each node under its lowest user
+        if users[s]:
+            depth[s] = min(depth[u] for u in users[s]) - 1
+    layers: dict[int, list[str]] = {}
+    for s in ids:  # CATALOGUE order within a layer to start
+        layers.setdefault(depth[s], []).append(s)
+    x: dict[str, float] = {}
+
+    def place(row):
+        for i, s in enumerate(row):
+            x[s] = i - (len(row) - 1) / 2
+
+    for k in sorted(layers):  # upward: users follow their dependencies
+        if k > min(layers):
+            layers[k].sort(key=lambda s: np.mean([x[t] for t in deps[s] if t in x] or [0.0]))
+        place(layers[k])
+    for k in sorted(layers, reverse=True)[1:]:  # downward: dependencies under their users
+        layers[k].sort(key=lambda s: np.mean([x[u] for u in users[s]] or [x[s]]))
+        place(layers[k])
+    return {s: (x[s], float(depth[s])) for s in ids}
+
+
+def statement_map_data(statuses: dict[str, str]) -> dict:
+    ids = list(registry.REGISTRY)
+    deps = {s: tuple(registry.REGISTRY[s].depends) for s in ids}
+    comp = _components(ids, deps)
+    main = [s for s in ids if comp[s] == comp.get("theorem1")]
+    aside = [s for s in ids if s not in main]
+    return {"main": main, "aside": aside, "depends": {s: list(deps[s]) for s in ids},
+            "status": {s: statuses.get(s, "not run") for s in ids},
+            "reference": {s: registry.REGISTRY[s].reference for s in ids}}
+
+
+NODE_W, NODE_H, NODE_DX = 1.0, 0.46, 1.12
+
+
+def _draw_graph(ax, ids, data, title, pos, ylim):
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+    w, h = NODE_W, NODE_H
+    for s in ids:
+        for t in data["depends"][s]:
+            if t in pos:
+                (x0, y0), (x1, y1) = pos[t], pos[s]
+                ax.add_patch(FancyArrowPatch((x0, y0 + h / 2), (x1, y1 - h / 2), arrowstyle="-|>",
+                                             mutation_scale=11, color="#607d8b", lw=1.0,
+                                             shrinkA=1, shrinkB=1))
+    for s in ids:
+        x, y = pos[s]
+        status = data["status"][s]
+        face, ink = STATUS_COLOURS.get(status, ("#ffffff", "black"))
+        box = dict(boxstyle="round,pad=0.02,rounding_size=0.08")
+        if status == "not implemented":  # light hatch under a dark outline: text stays legible
+            ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, facecolor=face, edgecolor="#c8c8c8",
+                                        lw=0.0, hatch="//", **box))
+        ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, edgecolor="#37474f", lw=1.0,
+                                    facecolor="none" if status == "not implemented" else face, **box))
+        ref = data["reference"][s].split(",")[0]
+        ax.text(x, y + 0.07, ref, ha="center", va="center", fontsize=8 if len(ref) < 13 else 7,
+                color=ink, weight="bold")
+        ax.text(x, y - 0.11, s, ha="center", va="center", fontsize=7, color=ink, family="monospace")
+    xs = [p[0] for p in pos.values()] or [0.0]
+    ax.set_xlim(min(xs) - 0.65, max(xs) + 0.65)
+    ax.set_ylim(*ylim)
+    ax.set_title(title, fontsize=10)
+    ax.axis("off")
+
+
+def draw_statement_map(fig, data):
+    from matplotlib.patches import Patch
+
+    pos = {}
+    for key in ("main", "aside"):
+        ids = data[key]
+        p = _layers(ids, {s: tuple(data["depends"][s]) for s in ids}) if ids else {}
+        pos[key] = {s: (x * NODE_DX, y) for s, (x, y) in p.items()}
+    top = max([y for p in pos.values() for _, y in p.values()] or [0.0])
+    aside_top = max([y for _, y in pos["aside"].values()] or [0.0])
+    shift = (top - aside_top) / 2  # centre the side panel vertically
+    pos["aside"] = {s: (x, y + shift) for s, (x, y) in pos["aside"].items()}
+    spans = [max(x for x, _ in p.values()) - min(x for x, _ in p.values()) + 1.3 if p else 1.0
+             for p in pos.values()]
+    axes = fig.subplots(1, 2, gridspec_kw={"width_ratios": spans})
+    ylim = (-0.45, top + 0.45)
+    _draw_graph(axes[0], data["main"], data, "Theorem 1 and its proof (arrow A -> B: B's proof uses A)",
+                pos["main"], ylim)
+    _draw_graph(axes[1], data["aside"], data, "Definitions, assumptions and side results", pos["aside"], ylim)
+    present = [s for s in STATUS_COLOURS if s in set(data["status"].values())]
+    fig.legend(handles=[Patch(facecolor=STATUS_COLOURS[s][0], edgecolor="#37474f",
+                              hatch="//" if s == "not implemented" else None, label=s) for s in present],
+               loc="lower center", ncol=len(present), fontsize=8, frameon=False)
+
+
+# -- rank of Z reached by the construction --------------------------------------
+
+def draw_rank_vs_heads(fig, data):
+    ax = fig.subplots()
+    H = np.array(data["heads"])
+    n = data["n"]
+    ax.plot(H, data["T"], ":", color="#9e9e9e", lw=1.2, label="T (examples)")
+    ax.plot(H, data["cap_prop2"], "k--", lw=1.2, label="Prop. 2 cap H(n-1)+1 (shared contexts) = Thm. 1 bound H(r-1)+1")
+    ax.plot(H, data["construction_shared"], "o", color="#2e7d32", ms=9, label="construction, shared contexts, d_h = n")
+    ax.plot(H, data["construction_shared_certified"], "x", color="black", ms=7, label="  certified lower bound (arb)")
+    ax.plot(H, data["random_weights_shared"], "^", color="#ef6c00", ms=6, label="random weights, shared contexts")
+    ax.plot(H, data["random_weights_random_contexts"], "v", color="#8e24aa", ms=6,
+            label="random weights, random contexts (no cap)")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("heads H")
+    ax.set_ylabel("rank(Z) (numerical)")
+    ax.set_title(f"rank(Z) reached vs H  (n = d_h = {n}, d = {data['d']}, T = H(n-1)+4)", fontsize=10)
+    ax.legend(fontsize=7.5, loc="upper left")
+    ax.grid(alpha=0.3)
+
+
+def draw_rank_sweeps(fig, data):
+    axes = fig.subplots(1, 2, sharey=True)
+    for ax, key, xname, fixed in ((axes[0], "n_sweep", "n", "d_h"), (axes[1], "dh_sweep", "d_h", "n")):
+        s = data[key]
+        ax.plot(s[xname], s["bound"], "k--", lw=1.2, label="H(min(n, d_h)-1)+1")
+        ax.plot(s[xname], s["rank"], "o", color="#2e7d32", ms=8, label="construction (numerical rank)")
+        ax.axvline(s[fixed], color="#9e9e9e", lw=0.8)
+        ax.set_xlabel(xname)
+        ax.set_title(f"H = {data['H']}, {fixed} = {s[fixed]}, d = {s['d']}", fontsize=9.5)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("rank(Z)")
+    axes[0].legend(fontsize=8, loc="lower right")
+
+
+# -- Lemma 4: c0(eps) -----------------------------------------------------------
+
+def draw_saturation(fig, data):
+    axes = fig.subplots(1, 2)
+    eps = np.array(data["eps"])
+    for ex in data["examples"]:
+        lab = f"t = {ex['t']}: R = {ex['R']:.2f}, g = {ex['g']:.2f}"
+        axes[0].semilogx(eps, ex["c0"], "-o", ms=3, label=lab)
+        axes[1].loglog(eps, np.maximum(ex["error_at_c0"], 1e-300), "o", ms=4, label=lab)
+    axes[0].set_xlabel("eps")
+    axes[0].set_ylabel("c0(eps) = (R + ln(2(n-1)/eps)) / g")
+    axes[0].set_title("Lemma 4: the saturation constant", fontsize=9.5)
+    axes[1].loglog(eps, eps, "k--", lw=1, label="eps (the promise)")
+    axes[1].set_xlabel("eps")
+    axes[1].set_ylabel("||softmax - one-hot||_1 at c = c0(eps)")
+    axes[1].set_title("error reached (float64) stays below eps", fontsize=9.5)
+    for ax in axes:
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+
+
+# -- App. B.2: certified margins per head --------------------------------------
+
+def draw_margins(fig, data):
+    ax = fig.subplots()
+    h = np.array(data["heads"], dtype=float)
+    wdt = 0.26
+    ax.bar(h - wdt, data["sigma_min_certified_lower"], wdt, color="#2e7d32", label="sigma_min^+(Y_inf), certified lower bound")
+    ax.bar(h, data["perturbation_bound"], wdt, color="#1565c0", label="a-priori bound x_max eps kappa on ||Y_c - Y_inf||_2")
+    ax.bar(h + wdt, np.maximum(data["perturbation_actual"], 1e-300), wdt, color="#ef6c00",
+           label="||Y_c - Y_inf||_2 measured (float64)")
+    ax.set_yscale("log")
+    ax.set_xticks(h, [f"head {int(x)}\nc = {c:.3g}" for x, c in zip(h, data["c"])], fontsize=8)
+    ax.set_ylabel("spectral norm")
+    ax.set_title(f"App. B.2: perturbation < sigma_min^+ per head (Lemma 5)  (H = {data['H']}, "
+                 f"n = {data['n']}, d = {data['d']}, shared contexts)", fontsize=9.5)
+    ax.legend(fontsize=7.5, loc="lower left")
+    ax.grid(alpha=0.3, axis="y", which="both")
+
+
+# -- the list the report draws ---------------------------------------------------
+
+#: What the report draws, in order: name -> (figure size in inches, drawer).
+#: The numbers come from the registry (``@figure`` in a checker module); the
+#: statement map alone is the report's own (it draws the registry itself).
+DRAWERS = {
+    "statement_map": ((15, 6.0), draw_statement_map),
+    "rank_vs_heads": ((8.5, 5.2), draw_rank_vs_heads),
+    "rank_sweeps": ((10.5, 4.3), draw_rank_sweeps),
+    "saturation": ((10.5, 4.3), draw_saturation),
+    "margins": ((8.5, 4.8), draw_margins),
+}
+
+STATEMENT_MAP_TITLE = 'Statement map'
+STATEMENT_MAP_CAPTION = (
+    'Every statement of the paper as a node, coloured by its verdict in this run; an arrow A ->'
+    " B means B's proof uses A. Hatched: no checker yet (never counted as passing).")
+
+
+def figure_spec(name: str) -> tuple[str, str]:
+    """(title, caption) of figure ``name``: the statement map's are the
+    report's own, the others come with their data from the registry."""
+    if name == "statement_map":
+        return STATEMENT_MAP_TITLE, STATEMENT_MAP_CAPTION
+    entry = registry.figure_data(name)
+    return entry.title, entry.caption
+
+
+def figure_data(name: str, *, seed: int, statuses: dict[str, str]) -> dict:
+    """The figure's numbers: the statement map from the registry, the others
+    from the checker module that registered them."""
+    if name == "statement_map":
+        return statement_map_data(statuses)
+    return registry.figure_data(name).data(seed)
+
+
+def draw(name: str, data: dict | None, *, error: str = "") -> bytes:
+    """PNG bytes of figure ``name``; a figure whose data failed becomes a
+    placeholder PNG that says so (the report never loses an image slot)."""
+    from matplotlib.figure import Figure
+
+    size, drawer = DRAWERS[name]
+    fig = Figure(figsize=size, dpi=100)
+    if error or data is None:
+        title = STATEMENT_MAP_TITLE if name == "statement_map" else name
+        try:
+            title = figure_spec(name)[0]
+        except KeyError:
+            pass
+        fig.text(0.5, 0.5, f"{title}: figure failed\n{error}"[:400], ha="center", va="center",
+                 color="#c62828", wrap=True)
+    else:
+        drawer(fig, data)
+        fig.tight_layout(rect=(0, 0.06, 1, 1) if name == "statement_map" else (0, 0, 1, 1))
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    return buf.getvalue()

@@ -1,0 +1,163 @@
+"""The report as a self-contained ``index.html`` (figures as ``data:`` URIs,
+inline CSS, no network), read from ``results`` alone, never from what was
+printed."""
+from __future__ import annotations
+
+import html
+import json
+
+from verifier.report.summary import NOTES, attention, fmt, header_items, outcome_banner, table_rows
+
+MAX_LISTED = 25  # instances listed per statement (all non-verified ones are always listed)
+MAX_JSON = 6000  # characters of certificates shown per statement
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:1180px;padding:1em 2em;
+color:#212121;line-height:1.45}
+h1{margin-bottom:.2em} h2{border-bottom:2px solid #cfd8dc;padding-bottom:.2em;margin-top:2em}
+h3{margin-top:2em} code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.86em}
+pre{background:#f5f7f8;border:1px solid #e0e0e0;padding:.7em;overflow-x:auto;white-space:pre-wrap}
+table{border-collapse:collapse;font-size:.86em;margin:.6em 0} th,td{border:1px solid #cfd8dc;padding:.25em .5em;
+text-align:left;vertical-align:top} th{background:#eceff1} td.num{text-align:right;font-variant-numeric:tabular-nums}
+dl.hdr{display:grid;grid-template-columns:max-content auto;gap:.15em 1em;font-size:.9em} dl.hdr dt{font-weight:600}
+dl.hdr dd{margin:0} .badge{display:inline-block;padding:.05em .5em;border-radius:.6em;font-size:.85em;white-space:nowrap}
+.banner{padding:.6em 1em;border-radius:.4em;margin:1em 0;font-weight:600}
+figure{margin:1.2em 0} figure img{max-width:100%;border:1px solid #e0e0e0} figcaption{font-size:.88em;color:#455a64}
+.alert{border-left:5px solid #c62828;background:#ffebee;padding:.5em 1em;margin:.5em 0}
+.note{color:#546e7a;font-size:.88em}
+"""
+
+# the page reports its own figures: each <img> must have decoded by the load event
+CHECK_SCRIPT = """<script>
+window.addEventListener("load", function () {
+  var im = document.images, ok = 0;
+  for (var i = 0; i < im.length; i++) {
+    if (im[i].complete && im[i].naturalWidth > 0) { ok++; }
+    else { console.error("report: figure did not decode: " + im[i].id); }
+  }
+  document.body.setAttribute("data-figures-decoded", ok + "/" + im.length);
+});
+</script>"""
+
+
+def _e(x) -> str:
+    return html.escape(fmt(x))
+
+
+def _badge(status: str) -> str:
+    from verifier.report.figures import STATUS_COLOURS
+
+    face, ink = STATUS_COLOURS.get(status, ("#ffffff", "black"))
+    return f'<span class="badge" style="background:{face};color:{ink}">{html.escape(status)}</span>'
+
+
+def _json(x, limit: int = MAX_JSON) -> str:
+    s = json.dumps(x, sort_keys=True, indent=1, default=str)
+    return s if len(s) <= limit else s[:limit] + f"\n... ({len(s) - limit} more characters in results.json)"
+
+
+def _listed(row) -> list[dict]:
+    inst = row["instances"]
+    keep = inst[:MAX_LISTED] + [i for i in inst[MAX_LISTED:] if i["verdict"] != "verified"]
+    return keep
+
+
+# -- HTML ----------------------------------------------------------------------
+
+def _html_statement(row) -> str:
+    sid = row["id"]
+    out = [f'<h3 id="{sid}">{html.escape(row["reference"])}: <code>{sid}</code> {_badge(row["status"])}</h3>',
+           f"<p>{html.escape(row['summary'])}.",
+           (" Uses: " + ", ".join(f'<a href="#{d}"><code>{d}</code></a>' for d in row["depends"]) + ".")
+           if row["depends"] else "", "</p>"]
+    if not row["implemented"]:
+        out.append('<p class="note">No checker yet: not implemented (never counted as passing).</p>')
+        return "\n".join(out)
+    out.append(f"<h4>Statement</h4><p class='note'>From <code>{html.escape(row['module'])}</code>:</p>"
+               f"<pre>{html.escape(row['doc'] or '(no module docstring)')}</pre>")
+    a = row["audit"] or {}
+    out.append("<h4>How it was checked</h4><ul>"
+               f"<li>method: {_e(a.get('method'))}; {'certified' if a.get('certified') else 'numerical'}"
+               f"{'; ' + _e(a.get('prec_bits')) + ' bits' if a.get('prec_bits') else ''}"
+               f"{'; tolerance ' + _e(a.get('tolerance')) if a.get('tolerance') else ''}</li>"
+               f"<li>{row['instances_tried']} instance(s): {row['certified_passes']} certified pass(es), "
+               f"{row['numerical_passes']} numerical; skipped (instance not accepted): {len(row['skipped'])}</li></ul>")
+    if a.get("hypotheses"):
+        out.append("<table><tr><th>hypothesis (default instance)</th><th>status</th><th>detail</th></tr>"
+                   + "".join(f"<tr><td>{_e(h['name'])}</td><td>{_e(h['status'])}</td><td>{_e(h['detail'])}</td></tr>"
+                             for h in a["hypotheses"]) + "</table>")
+    out.append("<table><tr><th>#</th><th>verdict</th><th>certified</th><th>margin</th><th>residual</th>"
+               "<th>reproduce</th></tr>")
+    for k, i in enumerate(_listed(row)):
+        out.append(f"<tr><td class='num'>{k + 1}</td><td>{_e(i['verdict'])}</td><td>{_e(i['certified'])}</td>"
+                   f"<td class='num'>{_e(i['margin'])}</td><td class='num'>{_e(i['largest_residual'])}</td>"
+                   f"<td><code>{_e(i['command'])}</code></td></tr>")
+    out.append("</table>")
+    if len(row["instances"]) > len(_listed(row)):
+        out.append(f"<p class='note'>{len(row['instances']) - len(_listed(row))} more verified instances in results.json.</p>")
+    if row["controls"]:
+        out.append("<table><tr><th>negative control</th><th>expected</th><th>got</th><th>rejected</th></tr>"
+                   + "".join(f"<tr><td>{_e(c['description'])}<br><span class='note'>{_e(c['function'])}</span></td>"
+                             f"<td>{_e(', '.join(c['expect']))}</td><td>{_e(c['verdict'])}</td>"
+                             f"<td>{_e(c['rejected'])}</td></tr>" for c in row["controls"]) + "</table>")
+    out.append("<h4>Audit trail (default instance)</h4>")
+    out.append(f"<p><code>{_e(row['instances'][0]['command'] if row['instances'] else '')}</code><br>"
+               f"verdict <b>{_e(a.get('verdict'))}</b>: {_e(a.get('reason'))}</p>")
+    out.append(f"<p>claimed: <code>{html.escape(json.dumps(a.get('claimed'), sort_keys=True))}</code><br>"
+               f"measured: <code>{html.escape(json.dumps(a.get('measured'), sort_keys=True))}</code></p><ol>")
+    for s in a.get("trail", []):
+        data = "".join(f"<li><code>{html.escape(str(k))}</code>: {html.escape(json.dumps(v, default=str))}</li>"
+                       for k, v in s["data"].items())
+        out.append(f"<li>{html.escape(s['title'])}" + (f" <i>[{html.escape(s['uses'])}]</i>" if s["uses"] else "")
+                   + (f"<ul>{data}</ul>" if data else "") + "</li>")
+    out.append("</ol>")
+    out.append(f"<details><summary>certificates and instance</summary><pre>"
+               f"{html.escape(_json({'certificates': a.get('certificates'), 'instance': a.get('instance')}))}"
+               "</pre></details>")
+    return "\n".join(out)
+
+
+def render_html(results: dict, figures: list[dict]) -> str:
+    colour, outcome = outcome_banner(results)
+    fig = {f["name"]: f for f in figures}
+
+    def img(name):
+        f = fig[name]
+        return (f'<figure id="figure-{name}"><img id="img-{name}" alt="{html.escape(f["title"])}" '
+                f'src="data:image/png;base64,{f["png_base64"]}">'
+                f'<figcaption><b>{html.escape(f["title"])}.</b> {html.escape(f["caption"])}'
+                + (f' <span style="color:#c62828">Figure error: {html.escape(f["error"])}</span>' if f["error"] else "")
+                + "</figcaption></figure>")
+
+    parts = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
+             '<meta name="viewport" content="width=device-width, initial-scale=1">',
+             "<title>mha-verify: verification report</title>", f"<style>{CSS}</style></head><body>",
+             "<h1>mha-verify: verification report</h1>",
+             f'<div class="banner" style="background:{colour}">{html.escape(outcome)}</div><dl class="hdr">']
+    parts += [f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in header_items(results)]
+    parts.append("</dl><h2>Needs attention</h2>")
+    items = attention(results)
+    parts += [f'<div class="alert"><b>{html.escape(k)}</b> <a href="#{s}"><code>{s}</code></a>: {html.escape(t)}'
+              + (f"<br>reproduce: <code>{html.escape(c)}</code>" if c else "") + "</div>"
+              for k, s, t, c in items] or ["<p>Nothing: no refutation, no error, no inconclusive instance, "
+                                        "every negative control rejected.</p>"]
+    parts += ["<h2>Statement map</h2>", img("statement_map"), "<h2>Results by statement</h2>",
+              "<table><tr><th>statement</th><th>paper</th><th>status</th><th>instances</th><th>certified passes</th>"
+              "<th>numerical passes</th><th>other verdicts</th><th>negative controls refuted</th>"
+              "<th>worst margin</th><th>largest residual</th><th>time (s)</th></tr>"]
+    for sid, r, others, ctrl in table_rows(results):
+        parts.append(f'<tr><td><a href="#{sid}"><code>{sid}</code></a></td><td>{_e(r["reference"])}</td>'
+                     f"<td>{_badge(r['status'])}</td><td class='num'>{r['instances_tried']}</td>"
+                     f"<td class='num'>{r['certified_passes']}</td><td class='num'>{r['numerical_passes']}</td>"
+                     f"<td>{_e(others)}</td><td class='num'>{ctrl}</td><td class='num'>{_e(r['worst_margin'])}</td>"
+                     f"<td class='num'>{_e(r['largest_residual'])}</td><td class='num'>{r['seconds']:.2f}</td></tr>")
+    parts.append("</table>" + NOTES_HTML)
+    parts.append("<h2>Figures</h2>")
+    parts += [img(f["name"]) for f in figures if f["name"] != "statement_map"]
+    parts.append("<h2>Statements</h2>")
+    parts += [_html_statement(r) for r in results["statements"].values()]
+    parts += [CHECK_SCRIPT, "</body></html>"]
+    return "\n".join(parts) + "\n"
+
+
+NOTES_HTML = f'<p class="note">{html.escape(NOTES)}</p>'

@@ -1,0 +1,110 @@
+"""What both renderings of the report say in the same words: the outcome
+banner, the header, the "needs attention" list, the rows of the results table
+and the notes under it.  Read from ``results`` alone.
+
+>>> fmt(None), fmt(0.000123456), fmt(3), fmt("x")
+('-', '0.000123', '3', 'x')
+"""
+from __future__ import annotations
+
+
+def fmt(x) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, float):
+        return f"{x:.3g}"
+    return str(x)
+
+
+def outcome_banner(results) -> tuple[str, str]:
+    code = results["summary"]["exit_code"]
+    counts = ", ".join(f"{v} {k}" for k, v in results["summary"]["status_counts"].items())
+    if code == 0:
+        return "#e8f5e9", f"No refutation, no checker error, every negative control rejected ({counts})."
+    if code == 1:
+        return "#ffebee", f"A statement was refuted or a negative control was not rejected: see below ({counts})."
+    return "#f3e5f5", f"A checker or a figure raised an error: see below ({counts})."
+
+
+def header_items(results) -> list[tuple[str, str]]:
+    run, cfg = results["run"], results["config"]
+    v = run["versions"]
+    m = run["machine"]
+    return [
+        ("What was verified", f"{results['paper']}: {len(results['statements'])} statements, "
+                              f"{sum(r['implemented'] for r in results['statements'].values())} with a checker"),
+        ("Command", run["command"] or "(called from Python)"),
+        ("Mode", f"{cfg['mode']} ({cfg['instances_per_statement']} instance(s) per statement, plus every negative control)"),
+        ("Seed", str(cfg["seed"])),
+        ("Precision", f"ball arithmetic from {cfg['prec_bits']} bits (a checker may raise it; each instance "
+                      "records its prec_bits); exact rationals where stated; float64 for numerical checks"),
+        ("Date (UTC)", run["date_utc"]),
+        ("Duration", f"{run['duration_seconds']:.1f} s"),
+        ("Machine", f"{m['cpu']}, {m['cores']} cores, {m['memory']}; {m['platform']}"),
+        ("Packages", ", ".join(f"{k} {val}" for k, val in v.items())),
+        ("Git commit", run["git_commit"]),
+    ]
+
+
+MAX_ATTENTION = 5  # instances shown per statement and kind; the rest are counted
+
+
+def attention(results) -> list[tuple[str, str, str, str]]:
+    """(kind, statement, text, command to reproduce) of everything a reviewer
+    must look at first: refutations, then errors, failed controls,
+    inconclusive instances, warnings.  Identical messages are merged."""
+    groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
+
+    def add(kind, sid, text, command=""):
+        groups.setdefault((kind, sid), []).append((text, command))
+
+    for r in results["summary"]["refutations"]:
+        add("REFUTED", r["statement"], r["reason"], r["command"])
+    for sid, row in results["statements"].items():
+        for i in row["instances"]:
+            if i["verdict"] == "error":
+                add("error", sid, i["reason"], i["command"])
+        for c in row["controls"]:
+            if not c["rejected"]:
+                add("error" if c["verdict"] == "error" else "control not rejected", sid,
+                    f"negative control '{c['description']}' gave {c['verdict']} (expected "
+                    f"{', '.join(c['expect'])}): {c['reason']}")
+        for i in row["instances"]:
+            if i["verdict"] == "inconclusive":
+                add("inconclusive", sid, i["reason"], i["command"])
+            if i.get("warnings"):
+                add("warnings", sid, "; ".join(i["warnings"]), i["command"])
+    items = []
+    for kind in ("REFUTED", "error", "control not rejected", "inconclusive", "warnings"):
+        for (k, sid), entries in groups.items():
+            if k != kind:
+                continue
+            seen: dict[str, list[str]] = {}
+            for text, command in entries:
+                seen.setdefault(text, []).append(command)
+            for n, (text, commands) in enumerate(seen.items()):
+                if n == MAX_ATTENTION:
+                    items.append((kind, sid, f"... and {len(seen) - n} more (results.json)", ""))
+                    break
+                times = f" ({len(commands)} instances)" if len(commands) > 1 else ""
+                items.append((kind, sid, text + times, commands[0]))
+    return items
+
+
+def table_rows(results):
+    for sid, r in results["statements"].items():
+        others = ", ".join(f"{n} {v}" + (" (property fails there)" if v == "refuted" and r["kind"] != "claim of the paper" else "")
+                           for v, n in r["verdict_counts"].items() if v != "verified") or "-"
+        ctrl = f"{r['controls_rejected']}/{r['controls_total']}" if r["implemented"] else "-"
+        yield sid, r, others, ctrl
+
+
+NOTES = ("certified: the deciding computation is exact rationals or ball arithmetic whose enclosure "
+         "excludes the bad case; numerical: float64 with a stated tolerance. worst margin: the smallest "
+         "Evidence.margin over the instances (the checker's slack in its conclusion); largest residual: the "
+         "largest value a checker recorded as a residual of its conclusion (e.g. |Yhat - Y|). "
+         "hypotheses-unmet on a drawn instance is not a failure: the statement does not apply there. "
+         "Definitions and assumptions are properties of the data, not claims: their 'refuted' means the "
+         "property fails on that instance (e.g. Assumption 1 with fewer than n queries), not that the paper is wrong.")

@@ -1,0 +1,178 @@
+"""Papers, their statements, checkers, negative controls and figure data.
+
+A paper's package in ``proofs/`` declares itself and its catalogue (every
+statement id with its paper reference, one-line summary and what it depends
+on, whether or not a checker exists) with :func:`register_paper`.  A module of
+that package attaches its checker with ``@statement("lemma3")``, its false
+variants with ``@negative_control("lemma3", "...")`` and the numbers of a
+report figure with ``@figure("margins", ...)``, the way mpmath's ``defun``
+attaches functions: nothing to subclass.  The report and the experiments get
+what they need from a construction through these entries, never by importing
+``proofs``.
+
+A checker has the signature ``check(instance, *, prec=128, seed=0, **options)
+-> Evidence``; a negative control ``control(*, prec=128, seed=0) -> Evidence``
+whose verdict must be one of its ``expect`` verdicts; figure data
+``data(seed) -> dict`` of plain numbers.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from typing import Callable
+
+from verifier.errors import NotImplementedStatement
+
+#: The package whose subpackages (its ``__all__``, in order) are the papers.
+PROOFS_PACKAGE = "proofs"
+
+DEFAULT_OPTIONS = {"H": 2, "n": 3, "d": 5, "d_h": None, "d_v": None, "d_out": 1, "T": None,
+                   "context": "random", "degenerate": None, "seed": 0}
+
+
+@dataclass
+class NegativeControl:
+    description: str
+    run: Callable
+    expect: tuple[str, ...]
+
+
+@dataclass
+class Statement:
+    id: str
+    reference: str
+    summary: str
+    depends: tuple[str, ...]
+    paper: str = ""
+    check: Callable | None = None
+    module: str = ""
+    defaults: dict = field(default_factory=dict)
+    doc: str = ""
+    controls: list[NegativeControl] = field(default_factory=list)
+
+    @property
+    def implemented(self) -> bool:
+        return self.check is not None
+
+    def options(self, **overrides) -> dict:
+        """Instance options: global defaults < the statement's < the caller's (None = default)."""
+        opts = dict(DEFAULT_OPTIONS)
+        opts.update(self.defaults)
+        opts.update({k: v for k, v in overrides.items() if v is not None})
+        return opts
+
+
+@dataclass(frozen=True)
+class Paper:
+    key: str
+    title: str
+    citation: str
+    statements: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FigureData:
+    """Numbers for one report figure, computed by a checker module's
+    construction; ``statement`` is the id the figure illustrates."""
+
+    name: str
+    statement: str
+    title: str
+    caption: str
+    data: Callable[[int], dict]
+
+
+PAPERS: dict[str, Paper] = {}
+REGISTRY: dict[str, Statement] = {}
+FIGURES: dict[str, FigureData] = {}
+
+
+def register_paper(key: str, *, title: str, citation: str,
+                   catalogue: dict[str, tuple[str, str, tuple[str, ...]]]) -> Paper:
+    """Declare a paper and every statement id it has (idempotent per key)."""
+    if key in PAPERS:
+        return PAPERS[key]
+    clash = sorted(set(catalogue) & set(REGISTRY))
+    if clash:
+        raise KeyError(f"paper {key!r}: statement ids already taken by another paper: {clash}")
+    for sid, (ref, summary, deps) in catalogue.items():
+        REGISTRY[sid] = Statement(sid, ref, summary, tuple(deps), paper=key)
+    PAPERS[key] = Paper(key, title, citation, tuple(catalogue))
+    return PAPERS[key]
+
+
+def statement(sid: str, **defaults):
+    """Register ``check`` as the checker of statement ``sid``; ``defaults``
+    override the CLI's instance options for this statement."""
+    if sid not in REGISTRY:
+        raise KeyError(f"unknown statement id {sid!r}: add it to its paper's catalogue first")
+
+    def register(fn):
+        st = REGISTRY[sid]
+        st.check = fn
+        st.module = fn.__module__
+        st.defaults = dict(defaults)
+        mod = importlib.import_module(fn.__module__)
+        st.doc = (mod.__doc__ or "").strip()
+        return fn
+
+    return register
+
+
+def negative_control(sid: str, description: str, *, expect=("refuted",)):
+    """Register a false variant of ``sid`` that its checker must reject."""
+
+    def register(fn):
+        REGISTRY[sid].controls.append(NegativeControl(description, fn, tuple(expect)))
+        return fn
+
+    return register
+
+
+def figure(name: str, *, statement: str, title: str, caption: str):
+    """Register ``data(seed) -> dict``, the numbers of report figure ``name``."""
+    if statement not in REGISTRY:
+        raise KeyError(f"figure {name!r}: unknown statement id {statement!r}")
+
+    def register(fn):
+        FIGURES[name] = FigureData(name, statement, title, caption, fn)
+        return fn
+
+    return register
+
+
+_loaded = False
+
+
+def load_all() -> dict[str, Statement]:
+    """Import every paper package of ``proofs/`` and every module in it (each
+    registers itself).  The package is found by name: plugin discovery, so
+    the engine never imports a name from ``proofs``."""
+    global _loaded
+    if not _loaded:
+        root = importlib.import_module(PROOFS_PACKAGE)
+        for paper in getattr(root, "__all__", ()):
+            pkg = importlib.import_module(f"{PROOFS_PACKAGE}.{paper}")
+            for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
+                if not info.name.startswith("_"):
+                    importlib.import_module(f"{PROOFS_PACKAGE}.{paper}.{info.name}")
+        _loaded = True
+    return REGISTRY
+
+
+def get(sid: str) -> Statement:
+    load_all()
+    if sid not in REGISTRY:
+        raise KeyError(sid)
+    st = REGISTRY[sid]
+    if not st.implemented:
+        raise NotImplementedStatement(f"statement {sid!r} ({st.reference}) has no checker yet")
+    return st
+
+
+def figure_data(name: str) -> FigureData:
+    load_all()
+    if name not in FIGURES:
+        raise KeyError(f"no checker registers figure data {name!r}")
+    return FIGURES[name]
