@@ -36,6 +36,7 @@ from verifier.data.instances import rng_for
 from verifier.errors import ConstructionFailed
 from verifier.model import mha as model
 from verifier.model.factorisation import factor_attention
+from verifier.statements.registry import construction
 
 from .claim1_fit_one_head import build_claim1_attention, interior_targets
 from .claim2_fit_and_saturate import Claim2Construction, build_claim2_attention
@@ -135,6 +136,7 @@ def _best_targets(rng, contexts, J, offset, n, draws: int):
     return best[1], best[2]
 
 
+@construction("proposition1.key_query_weights")
 def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, margin: float = 0.25,
                             target_draws: int = 4, factor: bool = True) -> Construction:
     """Proposition 1's key/query weights for ``instance`` (App. B).

@@ -56,7 +56,7 @@ from verifier.errors import ConstructionFailed
 from verifier.model import mha as model
 from verifier.model.mha_balls import feature_matrix_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, brief, conclude, hypothesis_from_evidence
-from verifier.statements.registry import figure, negative_control, statement
+from verifier.statements.registry import construction, figure, negative_control, statement
 
 from .assumption1_query_kruskal_rank import check_assumption1, n_less_than_d
 from .assumption2_context_rank import check_assumption2
@@ -76,6 +76,7 @@ def theorem_hypotheses(instance, *, prec: int = 128, seed: int = 0) -> list[Hypo
     ]
 
 
+@construction("proposition1.certify_rank")
 def certify_construction_rank(instance, con: Construction, k: int, *, prec: int = 128):
     """Certify rank(Z) >= k on the induction's independent rows, with Z
     enclosed in balls from the factored weights (only the chosen minor)."""

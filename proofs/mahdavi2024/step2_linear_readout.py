@@ -49,13 +49,14 @@ from verifier.errors import ConstructionFailed, InsufficientPrecision
 from verifier.model.mha import Weights, readout_matrix
 from verifier.model.mha_balls import feature_matrix_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
-from verifier.statements.registry import negative_control, statement
+from verifier.statements.registry import construction, negative_control, statement
 
 from .proposition1_rank_induction import build_key_query_weights, certify_construction_rank
 
 TOLERANCE = 1e-20  # the residual ball's radius bound at >= 128 bits
 
 
+@construction("step2.readout")
 def build_readout(M: np.ndarray, H: int, d: int, d_v: int, d_out: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(W_V (H,d,d_v), W_O (H d_v, d), W_D (d, d_out)) with blockdiag(W_V) W_O W_D = M."""
     if d_v < d_out or d_out > d:
@@ -70,6 +71,7 @@ def build_readout(M: np.ndarray, H: int, d: int, d_v: int, d_out: int) -> tuple[
     return W_V, W_O, W_D
 
 
+@construction("step2.solve_readout_float")
 def solve_readout_float(Z: np.ndarray, Y: np.ndarray) -> np.ndarray:
     """M = Z^+ Y in float64 (least squares, minimum norm)."""
     return np.linalg.lstsq(Z, Y, rcond=None)[0]

@@ -49,7 +49,7 @@ from verifier.data.instances import make_instance
 from verifier.errors import ConstructionFailed
 from verifier.model.mha import Weights, forward
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
-from verifier.statements.registry import negative_control, statement
+from verifier.statements.registry import construction, negative_control, statement
 
 from .proposition1_rank_induction import (
     build_key_query_weights,
@@ -78,6 +78,7 @@ def write_weights(path, instance, weights: Weights, labels, *, skip: bool) -> No
              labels=np.array(labels), skip_connection=np.array(skip), **weights.as_arrays())
 
 
+@construction("theorem1.memorize")
 def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels: bool = True,
              force_r: int | None = None,
              save: str | None = None, statement_id: str = "theorem1") -> Evidence:

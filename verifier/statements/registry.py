@@ -5,10 +5,11 @@ statement id with its paper reference, one-line summary and what it depends
 on, whether or not a checker exists) with :func:`register_paper`.  A module of
 that package attaches its checker with ``@statement("lemma3")``, its false
 variants with ``@negative_control("lemma3", "...")`` and the numbers of a
-report figure with ``@figure("margins", ...)``, the way mpmath's ``defun``
-attaches functions: nothing to subclass.  The report and the experiments get
-what they need from a construction through these entries, never by importing
-``proofs``.
+report figure with ``@figure("margins", ...)`` and a construction other layers
+reuse with ``@construction("proposition1.key_query_weights")``, the way
+mpmath's ``defun`` attaches functions: nothing to subclass.  The report and the
+experiments get what they need from a construction through these entries,
+never by importing ``proofs``.
 
 A checker has the signature ``check(instance, *, prec=128, seed=0, **options)
 -> Evidence``; a negative control ``control(*, prec=128, seed=0) -> Evidence``
@@ -86,6 +87,7 @@ class FigureData:
 PAPERS: dict[str, Paper] = {}
 REGISTRY: dict[str, Statement] = {}
 FIGURES: dict[str, FigureData] = {}
+CONSTRUCTIONS: dict[str, Callable] = {}
 
 
 def register_paper(key: str, *, title: str, citation: str,
@@ -142,6 +144,20 @@ def figure(name: str, *, statement: str, title: str, caption: str):
     return register
 
 
+def construction(name: str):
+    """Register a construction (a ``build_*`` function or a certificate helper)
+    under ``name`` ("<statement id>.<what>") for the experiments and the
+    report, which may not import ``proofs``."""
+    if name.split(".")[0] not in REGISTRY:
+        raise KeyError(f"construction {name!r}: unknown statement id {name.split('.')[0]!r}")
+
+    def register(fn):
+        CONSTRUCTIONS[name] = fn
+        return fn
+
+    return register
+
+
 _loaded = False
 
 
@@ -176,3 +192,12 @@ def figure_data(name: str) -> FigureData:
     if name not in FIGURES:
         raise KeyError(f"no checker registers figure data {name!r}")
     return FIGURES[name]
+
+
+def get_construction(name: str) -> Callable:
+    """The construction registered as ``name`` (e.g.
+    ``get_construction("proposition1.key_query_weights")(instance, seed=0)``)."""
+    load_all()
+    if name not in CONSTRUCTIONS:
+        raise KeyError(f"no checker registers construction {name!r} (known: {', '.join(sorted(CONSTRUCTIONS))})")
+    return CONSTRUCTIONS[name]

@@ -1,0 +1,122 @@
+"""The paper's empirical claims as experiments with a criterion stated before
+they run.
+
+An experiment module registers one runner per claim id of EXPERIMENTS.md
+(``fig2a`` ... ``table3``) with :func:`experiment`, giving the claim in the
+paper's words and the success criterion in code terms *before* anything runs.
+A runner ``run(scale, seed) -> Outcome`` measures; the criterion decides.  A
+measure must be able to come out against the paper: ``criterion`` names the
+numbers that decide and the threshold, and ``Outcome.status`` follows from
+them, never from how the run looked.
+
+Scales: ``quick`` (seconds, CI smoke), ``cpu`` (the report's default: minutes
+on 2 cores), ``thorough`` (longer CPU runs), ``paper`` (the authors' grid: for
+a GPU).  Optional packages (the ``experiments`` extra) are named in
+``requires``; a missing one gives the status "skipped" with the command that
+enables it, never an error and never a pass.
+
+>>> @experiment("demo", claim="1 + 1 = 2", criterion="measured sum == 2",
+...             requires=("numpy",))
+... def _demo(scale, seed):
+...     return Outcome(status="reproduced" if 1 + 1 == 2 else "not reproduced",
+...                    why="the sum is 2", measured={"sum": 2})
+>>> run_experiment("demo", scale="quick", seed=0).status
+'reproduced'
+>>> _ = EXPERIMENTS.pop("demo")
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import time
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+SCALES = ("quick", "cpu", "thorough", "paper")
+STATUSES = ("reproduced", "partially reproduced", "not reproduced", "skipped", "error")
+#: report mode -> experiment scale
+REPORT_SCALE = {"quick": "quick", "default": "cpu", "thorough": "thorough"}
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure of an experiment: PNG bytes and a caption that says what was
+    measured and how it differs from the paper's scale."""
+
+    name: str
+    title: str
+    caption: str
+    png: bytes
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one run of an experiment found.  ``measured``: plain JSON numbers
+    (deterministic for a seed apart from timings under ``seconds`` keys)."""
+
+    status: str
+    why: str
+    measured: dict = field(default_factory=dict)
+    figures: tuple[Figure, ...] = ()
+    scale: str = ""
+    seed: int = 0
+    seconds: float = 0.0
+
+    def __post_init__(self):
+        if self.status not in STATUSES:
+            raise ValueError(f"status {self.status!r} not in {STATUSES}")
+
+
+@dataclass(frozen=True)
+class Experiment:
+    id: str
+    claim: str
+    criterion: str
+    run: Callable[[str, int], Outcome]
+    requires: tuple[str, ...] = ()
+    module: str = ""
+
+
+EXPERIMENTS: dict[str, Experiment] = {}
+
+#: The modules of ``verifier.experiments`` that register experiments.
+MODULES: tuple[str, ...] = ()
+
+
+def experiment(eid: str, *, claim: str, criterion: str, requires: tuple[str, ...] = ()):
+    """Register ``run(scale, seed) -> Outcome`` as the experiment for claim ``eid``."""
+
+    def register(fn):
+        EXPERIMENTS[eid] = Experiment(eid, claim, criterion, fn, tuple(requires), fn.__module__)
+        return fn
+
+    return register
+
+
+def load_all() -> dict[str, Experiment]:
+    for name in MODULES:
+        importlib.import_module(f"verifier.experiments.{name}")
+    return EXPERIMENTS
+
+
+def missing_packages(exp: Experiment) -> list[str]:
+    return [p for p in exp.requires if importlib.util.find_spec(p) is None]
+
+
+def run_experiment(eid: str, *, scale: str, seed: int = 0) -> Outcome:
+    """Run one experiment; a missing optional package gives "skipped" (with the
+    install command), an exception gives "error" with its message."""
+    if scale not in SCALES:
+        raise ValueError(f"scale {scale!r} not in {SCALES}")
+    exp = load_all()[eid]
+    t0 = time.perf_counter()
+    missing = missing_packages(exp)
+    if missing:
+        return Outcome("skipped", f"needs {', '.join(missing)}: pip install -e \".[experiments]\"",
+                       scale=scale, seed=seed)
+    try:
+        out = exp.run(scale, seed)
+    except Exception as exc:  # noqa: BLE001 - shown in the report, never hidden
+        return Outcome("error", f"{type(exc).__name__}: {exc}", scale=scale, seed=seed,
+                       seconds=time.perf_counter() - t0)
+    return replace(out, scale=scale, seed=seed, seconds=time.perf_counter() - t0)
