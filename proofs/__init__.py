@@ -10,9 +10,11 @@ Papers, in the order the report shows them (``__all__``):
 
 * ``mahdavi2024``: "Memorization Capacity of Multi-Head Attention in
   Transformers" (Mahdavi, Liao, Thrampoulidis, ICLR 2024).
+* ``dana2025``: "Memorization in Attention-only Transformers" (Dana, Pydi,
+  Chevaleyre, AISTATS 2025).
 
 May import: the engine (``verifier.errors``, ``arith``, ``model``, ``data``,
 ``statements``) and modules of ``proofs``; never ``verifier.report``,
 ``verifier.experiments`` or ``verifier.cli``.
 """
-__all__ = ["mahdavi2024"]
+__all__ = ["mahdavi2024", "dana2025"]

@@ -29,10 +29,49 @@ def _instance_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--data", help=".npz with arrays contexts (T,n,d), queries (T,d), optional labels (T,d_out)")
     g.add_argument("--prec", type=int, default=128, help="ball-arithmetic precision in bits (default 128)")
     g.add_argument("--save-weights", dest="save_weights", help="theorem1: write the constructed weights (.npz)")
+    _paper_options(p, g)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def _paper_options(p: argparse.ArgumentParser, first: argparse._ArgumentGroup) -> None:
+    """Each later paper's own instance flags (a flag another paper already
+    has, e.g. --H, is shared)."""
+    taken = {s for a in p._actions for s in a.option_strings}
+    for paper in registry.PAPERS.values():
+        opts = paper.instance_options
+        if opts is None:
+            continue
+        g = p.add_argument_group(f"instance ({paper.key})")
+        for f in opts.flags:
+            if f.flag not in taken:
+                g.add_argument(f.flag, dest=f.key, type=f.type, choices=f.choices, help=f.help)
+                taken.add(f.flag)
+
+
+def _option_values(args, sid: str) -> dict:
+    """The instance options of ``sid``'s paper from ``args``; an option of
+    another paper given on the command line is bad input."""
+    own = registry.instance_options(sid)
+    keys = set(own.defaults) if own else set(registry.DEFAULT_OPTIONS)
+    flags = {}
+    for paper in registry.PAPERS.values():
+        for f in (paper.instance_options.flags if paper.instance_options else ()):
+            flags.setdefault(f.key, f.flag)
+    for key, flag in flags.items():
+        if key not in keys and getattr(args, key, None) is not None:
+            raise InvalidInstance(f"option {flag} does not apply to {sid} (paper {registry.REGISTRY[sid].paper})")
+    if own is None:
+        return dict(H=args.H, n=args.n, d=args.d, d_h=args.d_h, d_v=args.d_v, d_out=args.d_out, T=args.T,
+                    context=args.context, degenerate=args.degenerate, seed=args.seed)
+    for key in ("n", "d_v", "d_out", "T", "context", "degenerate"):
+        if key not in keys and getattr(args, key, None) is not None:
+            raise InvalidInstance(f"option --{key.replace('_', '')} does not apply to {sid} "
+                                  f"(paper {registry.REGISTRY[sid].paper})")
+    return {k: getattr(args, k, None) for k in keys}
+
+
 def _parser() -> argparse.ArgumentParser:
+    registry.load_all()  # the papers' own instance flags
     p = argparse.ArgumentParser(prog="mha-verify", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list", help="the statements and whether each has a checker")
@@ -57,9 +96,12 @@ def _fail(msg: str, code: int = 2) -> int:
 
 def _cmd_list(args) -> int:
     reg = registry.load_all()
-    for sid, st in reg.items():
-        mark = "implemented" if st.implemented else "not implemented"
-        print(f"{sid:14s} {st.reference:18s} {mark:16s} {st.summary}")
+    for paper in registry.PAPERS.values():
+        for sid in paper.statements:
+            st = reg[sid]
+            mark = "not checkable" if st.not_checkable and not st.implemented else st.status_word
+            why = f"  [{st.status_word}]" if mark == "not checkable" else ""
+            print(f"{sid:14s} {st.reference:18s} {mark:16s} {st.summary}{why}")
     return 0
 
 
@@ -95,9 +137,7 @@ def _cmd_check(args, audit: bool) -> int:
         st = registry.get(args.id)
         if args.prec < 16 or args.prec > 1 << 16:
             raise InvalidInstance(f"--prec {args.prec} out of range [16, 65536]")
-        inst = build_instance(args.id, data=args.data, H=args.H, n=args.n, d=args.d, d_h=args.d_h,
-                              d_v=args.d_v, d_out=args.d_out, T=args.T, context=args.context,
-                              degenerate=args.degenerate, seed=args.seed)
+        inst = build_instance(args.id, data=args.data, **_option_values(args, args.id))
         options = {"save_weights": args.save_weights} if args.save_weights else {}
         ev = run_check(st.id, inst, prec=args.prec, seed=args.seed or 0, **options)
     except NotImplementedStatement as exc:

@@ -34,6 +34,7 @@ def test_list_names_every_statement():
     proc = mha("list")
     assert proc.returncode == 0, proc.stderr
     ids = [line.split()[0] for line in proc.stdout.splitlines() if line.strip()]
+    registry.load_all()
     assert ids == [sid for p in registry.PAPERS.values() for sid in p.statements]
     for sid in ("definition1", "definition2", "assumption1", "assumption2", "assumption3"):
         line = next(l for l in proc.stdout.splitlines() if l.startswith(sid + " "))
@@ -121,7 +122,7 @@ def test_unknown_id_exits_2():
 
 def test_unimplemented_statement_exits_2():
     reg = registry.load_all()
-    missing = [sid for sid, st in reg.items() if not st.implemented]
+    missing = [sid for sid, st in reg.items() if not st.implemented and not st.not_checkable]
     if not missing:
         pytest.skip("every statement has a checker")
     assert_clean_failure(mha("check", missing[0]), 2, "has no checker yet")

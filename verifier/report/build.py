@@ -62,7 +62,7 @@ _CLI_FLAGS = (("H", "--H"), ("n", "--n"), ("d", "--d"), ("d_h", "--dh"), ("d_v",
 #: paper is wrong, so it is counted but neither red nor a failing exit code.
 PROPERTY_PREFIXES = ("definition", "assumption")
 _STATUS_ORDER = ("error", "refuted", "control failed", "inconclusive", "hypotheses-unmet",
-                 "verified (numerical)", "verified", "not implemented")
+                 "verified (numerical)", "verified", "not checkable", "not implemented")
 
 
 class Progress:
@@ -119,13 +119,16 @@ def iter_plans(sid: str, *, seed: int):
     """Instance options for ``sid``, deterministic in ``seed`` and ``sid``:
     the default instance first, then distinct draws around it."""
     st = registry.REGISTRY[sid]
-    base = {k: v for k, v in st.options(seed=seed).items() if k in registry.DEFAULT_OPTIONS}
+    own = registry.instance_options(sid)  # a paper's own options (None: the first paper's)
+    keys = own.defaults if own else registry.DEFAULT_OPTIONS
+    vary = own.vary if own and own.vary else _vary
+    base = {k: v for k, v in st.options(seed=seed).items() if k in keys}
     base["seed"] = int(seed)
     yield base
     seen = {json.dumps(base, sort_keys=True)}
     rng = np.random.default_rng([int(seed), zlib.crc32(sid.encode())])
     for _ in range(100_000):
-        o = _vary(base, rng)
+        o = vary(base, rng)
         key = json.dumps(o, sort_keys=True)
         if key not in seen:
             seen.add(key)
@@ -141,7 +144,9 @@ def reproduce_command(sid: str, options: dict) -> str:
     """The exact ``mha-verify check`` line for an instance (defaults omitted
     only where the value is None)."""
     parts = ["mha-verify", "check", sid]
-    for key, flag in _CLI_FLAGS:
+    own = registry.instance_options(sid) if sid in registry.REGISTRY else None
+    flags = tuple((f.key, f.flag) for f in own.flags) if own else _CLI_FLAGS
+    for key, flag in flags:
         if options.get(key) is not None:
             parts += [flag, str(options[key])]
     return " ".join(parts)
@@ -241,7 +246,7 @@ def is_property(sid: str) -> bool:
 
 def row_status(row: dict) -> str:
     if not row["implemented"]:
-        return "not implemented"
+        return "not checkable" if row.get("not_checkable") else "not implemented"
     verdicts = [r["verdict"] for r in row["instances"]]
     if is_property(row["id"]):  # the property failing on an instance is not a refutation
         verdicts = ["hypotheses-unmet" if v == "refuted" else v for v in verdicts]
@@ -265,7 +270,8 @@ def summarise(sid: str, run: dict | None, controls: list[dict]) -> dict:
     st = registry.REGISTRY[sid]
     row = {"id": sid, "kind": "property of the data" if is_property(sid) else "claim of the paper",
            "reference": st.reference, "summary": st.summary, "depends": list(st.depends),
-           "implemented": st.implemented, "module": st.module, "doc": st.doc,
+           "implemented": st.implemented, "not_checkable": st.not_checkable, "paper": st.paper,
+           "module": st.module, "doc": st.doc,
            "instances": [], "skipped": [], "audit": None, "details": [], "controls": controls}
     if run:
         row.update(run)

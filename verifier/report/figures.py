@@ -24,6 +24,7 @@ STATUS_COLOURS = {
     "refuted": ("#c62828", "white"),
     "error": ("#6a1b9a", "white"),
     "not implemented": ("#eeeeee", "#555555"),
+    "not checkable": ("#f5f5f5", "#555555"),
     "not run": ("#ffffff", "#9e9e9e"),
 }
 

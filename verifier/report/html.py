@@ -70,7 +70,11 @@ def _html_statement(row) -> str:
            f"<p>{html.escape(row['summary'])}.",
            (" Uses: " + ", ".join(f'<a href="#{d}"><code>{d}</code></a>' for d in row["depends"]) + ".")
            if row["depends"] else "", "</p>"]
-    if not row["implemented"]:
+    if not row["implemented"] and row.get("not_checkable"):
+        out.append(f'<p class="note">Not checkable: {html.escape(row["not_checkable"])} '
+                   '(listed, never run, never counted as passing).</p>')
+        return "\n".join(out)
+    elif not row["implemented"]:
         out.append('<p class="note">No checker yet: not implemented (never counted as passing).</p>')
         return "\n".join(out)
     out.append(f"<h4>Statement</h4><p class='note'>From <code>{html.escape(row['module'])}</code>:</p>"

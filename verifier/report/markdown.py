@@ -17,6 +17,8 @@ def _md_statement(row) -> list[str]:
     if row["depends"]:
         out[-1] += " Uses: " + ", ".join(f"`{d}`" for d in row["depends"]) + "."
     if not row["implemented"]:
+        if row.get("not_checkable"):
+            return out + ["", f"**Not checkable**: {row['not_checkable']} (listed, never run, never counted as passing).", ""]
         return out + ["", "No checker yet: **not implemented** (never counted as passing).", ""]
     a = row["audit"] or {}
     out += ["", f"Statement (from `{row['module']}`):", "", "```text", row["doc"] or "(no module docstring)", "```", "",

@@ -15,6 +15,15 @@ A checker has the signature ``check(instance, *, prec=128, seed=0, **options)
 -> Evidence``; a negative control ``control(*, prec=128, seed=0) -> Evidence``
 whose verdict must be one of its ``expect`` verdicts; figure data
 ``data(seed) -> dict`` of plain numbers.
+
+Each paper has its own instance options (:class:`InstanceOptions`: defaults,
+CLI flags, how an instance is drawn, read from a file and varied by the
+report); a paper that declares none uses the first paper's
+(:data:`DEFAULT_OPTIONS`, ``make_instance``, ``load_npz``).  A statement the
+paper states but no finite instance can decide is declared ``not_checkable``
+with the reason: it is listed, never run and never counted as passing.
+Tables of numbers the report shows (e.g. the comparison of two papers) are
+registered with ``@table`` like figures.
 """
 from __future__ import annotations
 
@@ -30,6 +39,31 @@ PROOFS_PACKAGE = "proofs"
 
 DEFAULT_OPTIONS = {"H": 2, "n": 3, "d": 5, "d_h": None, "d_v": None, "d_out": 1, "T": None,
                    "context": "random", "degenerate": None, "seed": 0}
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One instance option on the command line: ``--flag`` sets ``key``."""
+
+    key: str
+    flag: str
+    type: Callable = int
+    help: str = ""
+    choices: tuple | None = None
+
+
+@dataclass(frozen=True)
+class InstanceOptions:
+    """A paper's instance options: ``defaults`` (every key a checker of the
+    paper may read), the CLI ``flags`` that set them, ``make(**options)`` that
+    draws an instance, ``load(path, **options)`` that reads one from a file,
+    and ``vary(base, rng)`` that draws a nearby option set for the report."""
+
+    defaults: dict
+    flags: tuple[Flag, ...]
+    make: Callable
+    load: Callable | None = None
+    vary: Callable | None = None
 
 
 @dataclass
@@ -51,14 +85,22 @@ class Statement:
     defaults: dict = field(default_factory=dict)
     doc: str = ""
     controls: list[NegativeControl] = field(default_factory=list)
+    not_checkable: str = ""  # the reason, for a statement no finite instance decides
 
     @property
     def implemented(self) -> bool:
         return self.check is not None
 
+    @property
+    def status_word(self) -> str:
+        """"implemented", "not checkable: <reason>" or "not implemented"."""
+        if self.implemented:
+            return "implemented"
+        return f"not checkable: {self.not_checkable}" if self.not_checkable else "not implemented"
+
     def options(self, **overrides) -> dict:
-        """Instance options: global defaults < the statement's < the caller's (None = default)."""
-        opts = dict(DEFAULT_OPTIONS)
+        """Instance options: the paper's defaults < the statement's < the caller's (None = default)."""
+        opts = dict(paper_defaults(self.paper))
         opts.update(self.defaults)
         opts.update({k: v for k, v in overrides.items() if v is not None})
         return opts
@@ -70,6 +112,7 @@ class Paper:
     title: str
     citation: str
     statements: tuple[str, ...]
+    instance_options: InstanceOptions | None = None  # None: the first paper's (DEFAULT_OPTIONS)
 
 
 @dataclass(frozen=True)
@@ -88,20 +131,57 @@ PAPERS: dict[str, Paper] = {}
 REGISTRY: dict[str, Statement] = {}
 FIGURES: dict[str, FigureData] = {}
 CONSTRUCTIONS: dict[str, Callable] = {}
+TABLES: dict[str, "TableData"] = {}
+
+
+@dataclass(frozen=True)
+class TableData:
+    """Rows of one report table, computed by a checker module; ``data(seed)``
+    returns ``{"columns": [...], "rows": [[...], ...], "notes": [...]}``."""
+
+    name: str
+    statement: str
+    title: str
+    caption: str
+    data: Callable[[int], dict]
 
 
 def register_paper(key: str, *, title: str, citation: str,
-                   catalogue: dict[str, tuple[str, str, tuple[str, ...]]]) -> Paper:
-    """Declare a paper and every statement id it has (idempotent per key)."""
+                   catalogue: dict[str, tuple[str, str, tuple[str, ...]]],
+                   instance_options: InstanceOptions | None = None,
+                   not_checkable: dict[str, str] | None = None) -> Paper:
+    """Declare a paper and every statement id it has (idempotent per key);
+    ``instance_options`` are the paper's own (default: the first paper's);
+    ``not_checkable`` maps statement ids to the reason no checker exists."""
     if key in PAPERS:
         return PAPERS[key]
     clash = sorted(set(catalogue) & set(REGISTRY))
     if clash:
         raise KeyError(f"paper {key!r}: statement ids already taken by another paper: {clash}")
+    unknown = sorted(set(not_checkable or {}) - set(catalogue))
+    if unknown:
+        raise KeyError(f"paper {key!r}: not_checkable ids missing from the catalogue: {unknown}")
     for sid, (ref, summary, deps) in catalogue.items():
-        REGISTRY[sid] = Statement(sid, ref, summary, tuple(deps), paper=key)
-    PAPERS[key] = Paper(key, title, citation, tuple(catalogue))
+        REGISTRY[sid] = Statement(sid, ref, summary, tuple(deps), paper=key,
+                                  not_checkable=(not_checkable or {}).get(sid, ""))
+    PAPERS[key] = Paper(key, title, citation, tuple(catalogue), instance_options)
     return PAPERS[key]
+
+
+def paper_defaults(paper: str) -> dict:
+    """The instance option defaults of ``paper`` (the first paper's when it declares none)."""
+    p = PAPERS.get(paper)
+    return dict(p.instance_options.defaults) if p and p.instance_options else dict(DEFAULT_OPTIONS)
+
+
+def instance_options(sid: str) -> InstanceOptions | None:
+    """The instance options of the paper stating ``sid`` (None: the first paper's)."""
+    p = PAPERS.get(REGISTRY[sid].paper)
+    return p.instance_options if p else None
+
+
+def paper_of(sid: str) -> Paper:
+    return PAPERS[REGISTRY[sid].paper]
 
 
 def statement(sid: str, **defaults):
@@ -139,6 +219,18 @@ def figure(name: str, *, statement: str, title: str, caption: str):
 
     def register(fn):
         FIGURES[name] = FigureData(name, statement, title, caption, fn)
+        return fn
+
+    return register
+
+
+def table(name: str, *, statement: str, title: str, caption: str):
+    """Register ``data(seed) -> dict``, the rows of report table ``name``."""
+    if statement not in REGISTRY:
+        raise KeyError(f"table {name!r}: unknown statement id {statement!r}")
+
+    def register(fn):
+        TABLES[name] = TableData(name, statement, title, caption, fn)
         return fn
 
     return register
@@ -183,6 +275,8 @@ def get(sid: str) -> Statement:
         raise KeyError(sid)
     st = REGISTRY[sid]
     if not st.implemented:
+        if st.not_checkable:
+            raise NotImplementedStatement(f"statement {sid!r} ({st.reference}) is not checkable: {st.not_checkable}")
         raise NotImplementedStatement(f"statement {sid!r} ({st.reference}) has no checker yet")
     return st
 
@@ -192,6 +286,13 @@ def figure_data(name: str) -> FigureData:
     if name not in FIGURES:
         raise KeyError(f"no checker registers figure data {name!r}")
     return FIGURES[name]
+
+
+def table_data(name: str) -> TableData:
+    load_all()
+    if name not in TABLES:
+        raise KeyError(f"no checker registers table data {name!r}")
+    return TABLES[name]
 
 
 def get_construction(name: str) -> Callable:

@@ -19,6 +19,13 @@ def build_instance(sid: str, *, data=None, **options) -> Instance:
     generated one from the statement's defaults overridden by ``options``."""
     st = registry.REGISTRY[sid]
     opts = st.options(**options)
+    own = registry.instance_options(sid)
+    if own is not None:  # the paper's own instances (e.g. token sequences)
+        if data is not None:
+            if own.load is None:
+                raise InvalidInstance(f"statement {sid!r} reads no data file")
+            return own.load(data, **opts)
+        return own.make(**opts)
     if data is not None:
         return load_npz(data, H=opts["H"], d_h=opts["d_h"], d_v=opts["d_v"],
                         d_out=opts["d_out"])  # used only when the file has no labels

@@ -1,0 +1,29 @@
+"""The command line with two papers: each paper's own instance flags, a flag
+of the other paper refused (exit 2, one line), and 'not checkable' ids."""
+from test_cli import assert_clean_failure, mha  # noqa: F401 (same folder)
+
+from verifier.statements import registry
+
+
+def test_list_says_not_checkable_with_the_reason():
+    proc = mha("list")
+    line = next(l for l in proc.stdout.splitlines() if l.startswith("dana_thm3 "))
+    assert "not checkable" in line and "[not checkable: " in line
+
+
+def test_not_checkable_id_exits_2():
+    assert_clean_failure(mha("check", "dana_lemma1"), 2, "is not checkable")
+
+
+def test_flags_of_the_other_paper_are_refused():
+    assert_clean_failure(mha("check", "theorem1", "--N", 3), 2, "option --N does not apply to theorem1")
+    assert_clean_failure(mha("check", "dana_lemma2", "--n", 3), 2, "option --n does not apply to dana_lemma2")
+
+
+def test_second_paper_flags_in_help():
+    proc = mha("check", "--help")
+    for flag in ("--N", "--S", "--T0", "--dataset", "--conditionals"):
+        assert flag in proc.stdout
+    registry.load_all()
+    assert all(f.flag in proc.stdout for p in registry.PAPERS.values() if p.instance_options
+               for f in p.instance_options.flags)
