@@ -84,8 +84,10 @@ def _layers(ids: list[str], deps: dict[str, tuple]) -> dict[str, tuple[float, fl
     return {s: (x[s], float(depth[s])) for s in ids}
 
 
-def statement_map_data(statuses: dict[str, str]) -> dict:
-    ids = list(registry.REGISTRY)
+def statement_map_data(statuses: dict[str, str], paper: str | None = None) -> dict:
+    """The map of one paper (default: the first registered)."""
+    key = paper or next(iter(registry.PAPERS))
+    ids = list(registry.PAPERS[key].statements)
     deps = {s: tuple(registry.REGISTRY[s].depends) for s in ids}
     comp = _components(ids, deps)
     main = [s for s in ids if comp[s] == comp.get("theorem1")]
