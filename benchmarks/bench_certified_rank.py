@@ -20,7 +20,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
-from verifier.arith.compare import upper  # noqa: E402
+from verifier.arith.compare import lower  # noqa: E402
 from verifier.arith.rank import certify_full_row_rank
 from verifier.arith.singular_values import sigma_min_lower_bound
 
@@ -62,7 +62,7 @@ def main(argv=None) -> int:
     if args.sigma:
         t = time.perf_counter()
         lo = sigma_min_lower_bound(A)
-        row["sigma_min_lower_bound"] = upper(lo)
+        row["sigma_min_lower_bound"] = lower(lo)
         row["sigma_seconds"] = round(time.perf_counter() - t, 4)
     print(json.dumps(row))
     return 0 if res.decision.value == "true" else 1

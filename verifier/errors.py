@@ -27,6 +27,15 @@ class InsufficientPrecision(VerifierError, ArithmeticError):
     """
 
 
+class CertificateConflict(VerifierError, AssertionError):
+    """Two certificates contradict each other (a relation certified both true
+    and false, a lower bound above an upper bound).  One of them is wrong: a
+    bug in the verifier.
+
+    It is never a verdict about the paper: the checker reports "error".
+    """
+
+
 class ConstructionFailed(VerifierError, RuntimeError):
     """A step of the paper's construction could not be carried out on this
     instance (e.g. Claim 1's linear system has no solution because two queries

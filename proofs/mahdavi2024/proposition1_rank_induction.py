@@ -50,7 +50,11 @@ import numpy as np
 
 from verifier.arith.compare import Decision, workprec
 from verifier.arith.rank import certify_rank_lower_bound, certify_rank_lower_bound_lazy, numerical_rank
-from verifier.arith.structure import prove_stochastic_blocks_annihilated
+from verifier.arith.structure import (
+    null_vectors_independent,
+    prove_softmax_sums_to_one,
+    stochastic_block_null_vectors,
+)
 from verifier.data.instances import make_instance
 from verifier.errors import ConstructionFailed
 from verifier.model import mha as model
@@ -159,13 +163,18 @@ def check_proposition1(instance, *, prec: int = 128, seed: int = 0, claimed_rank
     decision = Decision.TRUE if cert.decision is Decision.TRUE and cert.k >= claimed else Decision.UNDECIDED
     if decision is not Decision.TRUE and instance.shared_context:
         # Prop. 2's structural cap (proved symbolically): rank(Z) <= H(n-1)+1.
+        # At the instance's own sizes: Z = S (I_H kron E) (Eqs. 3, 7), softmax rows sum to 1
+        # for every n (sympy, symbolic n), and the H-1 null vectors of S are independent (exact).
         cap = instance.H * (instance.n - 1) + 1
-        proof = prove_stochastic_blocks_annihilated(min(instance.H, 3), min(instance.n, 3))
-        if claimed > cap and proof.holds:
+        proof = prove_softmax_sums_to_one()
+        V = stochastic_block_null_vectors(instance.H, instance.n)
+        independent = null_vectors_independent(V)
+        if claimed > cap and proof.holds and independent:
             decision = Decision.FALSE
             measured["upper_bound (Prop. 2)"] = cap
             certificates.append({"kind": "rank <= H(n-1)+1 (Prop. 2: S_h row-stochastic => H-1 null vectors)",
-                                 "cap": cap, "symbolic": proof.claim})
+                                 "cap": cap, "H": instance.H, "n": instance.n, "symbolic": proof.to_dict(),
+                                 "null vectors independent (exact, at the instance's H, n)": independent})
     trail.append(Step("Certificate", "rank >= k by a nonsingular minor (Arb balls)",
                       {"k": cert.k, "decision": cert.decision.value, "prec_bits": cert.prec_bits,
                        "||I - R A||_inf <=": cert.residual_norm_upper}))

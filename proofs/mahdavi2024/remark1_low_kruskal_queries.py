@@ -32,6 +32,7 @@ arXiv:2306.02010v3, Remark 1 (Sec. 4).
 from __future__ import annotations
 
 from verifier.arith.compare import Decision
+from verifier.arith.exact import exact_rank
 from verifier.arith.kruskal import kruskal_rank
 from verifier.data.instances import make_instance
 from verifier.statements.evidence import Evidence, Hypothesis, conclude, hypothesis_from_evidence
@@ -56,9 +57,9 @@ def check_remark1(instance, *, prec: int = 128, seed: int = 0, r_override: int |
                            "certified", f"n = {instance.n}, k = {k}, d_h = {instance.d_h}"))
     ev = check_proposition1(instance, prec=prec, seed=seed, r=r, hypotheses=hyps)
     decision = Decision.TRUE if ev.verdict == "verified" else Decision.UNDECIDED
-    if "construction failed at" in ev.measured and kr.witness is not None and r > kr.upper:
-        # r queries cannot all be independent: a certified dependent subset of size k+1 <= r
-        # makes Claim 1 (and Lemma 3) impossible with this r.
+    if "construction failed at" in ev.measured and exact_rank(instance.queries) < r:
+        # NO r queries are independent (the whole set has exact rank < r): Claim 1's system
+        # W e^(t) = b^(t) on any r examples has no solution for generic targets.
         decision = Decision.FALSE
     return conclude("remark1", decision, claimed=f"Prop. 1's construction reaches min(H(r-1)+1, T) with r = {r}",
                     measured={**ev.measured, "kruskal_rank": [kr.lower, kr.upper], "r": r}, hypotheses=hyps,
@@ -69,7 +70,7 @@ def check_remark1(instance, *, prec: int = 128, seed: int = 0, r_override: int |
 
 
 @negative_control("remark1", "r = k + 1 (one more than the Kruskal rank): Claim 1 is impossible, "
-                  "certified by a dependent (k+1)-subset", expect=("refuted",))
+                  "certified: the queries have exact rank < r", expect=("refuted",))
 def control_r_too_large(*, prec: int = 128, seed: int = 0) -> Evidence:
     inst = make_instance(H=3, n=3, d=6, T=7, degenerate="low-kruskal-queries", seed=seed)
     return check_remark1(inst, prec=prec, seed=seed, r_override=3)

@@ -7,8 +7,9 @@ module converts numpy arrays to ball matrices and measures them:
 * ``to_arb_mat(A)`` is EXACT for float64 input: a double is a dyadic rational
   ``p 2^e`` with ``|p| < 2^53`` and ``arb`` stores it with radius 0 whatever the
   working precision.  So a float64 array *is* an exact rational matrix here.
-* the ``*_upper`` functions return numbers that are ``>=`` the quantity for
-  EVERY matrix in the ball.  They are rigorous because each float step that
+* the ``*_upper`` functions return :class:`~verifier.arith.compare.UpperBound`
+  values: ``>=`` the norm for EVERY matrix in the ball, one-sided (they prove
+  ``||M|| < x``, never refute it: see :mod:`verifier.arith.compare`).  They are rigorous because each float step that
   could round down is followed by ``np.nextafter(., inf)`` (one float op under
   IEEE round-to-nearest is off by at most half an ulp, and python-flint's
   ``float(arb)`` by at most one ulp), and every sum is taken in arb.
@@ -37,7 +38,7 @@ from typing import Iterator
 import numpy as np
 from flint import arb, arb_mat, ctx
 
-from verifier.arith.compare import upper
+from verifier.arith.compare import UpperBound, upper
 from verifier.errors import InvalidInstance
 
 __all__ = [
@@ -190,34 +191,34 @@ def _sums_upper(U: np.ndarray, axis: int) -> np.ndarray:
     return np.array([float_up(s) for s in S.entries()], dtype=np.float64)
 
 
-def inf_norm_upper(M) -> arb:
-    """An exact arb ``u >= max_i sum_j |M_ij|`` for every matrix in the ball."""
+def inf_norm_upper(M) -> UpperBound:
+    """``u >= max_i sum_j |M_ij|`` for every matrix in the ball (u an exact float)."""
     U = arb_mat_abs_upper(M)
     s = _sums_upper(U, axis=1)
-    return arb(float(s.max())) if s.size else arb(0)
+    return UpperBound(arb(float(s.max())) if s.size else arb(0))
 
 
-def one_norm_upper(M) -> arb:
-    """An exact arb ``u >= max_j sum_i |M_ij|`` for every matrix in the ball."""
+def one_norm_upper(M) -> UpperBound:
+    """``u >= max_j sum_i |M_ij|`` for every matrix in the ball (u an exact float)."""
     U = arb_mat_abs_upper(M)
     s = _sums_upper(U, axis=0)
-    return arb(float(s.max())) if s.size else arb(0)
+    return UpperBound(arb(float(s.max())) if s.size else arb(0))
 
 
-def frobenius_upper(M) -> arb:
-    """An arb ``u >= ||M||_F`` for every matrix in the ball (rigorous).
+def frobenius_upper(M) -> UpperBound:
+    """``u >= ||M||_F`` for every matrix in the ball (rigorous, u an exact float).
 
     Squares are formed in float and nudged up one ulp, then summed in arb.
     """
     U = arb_mat_abs_upper(M)
     if U.size == 0:
-        return arb(0)
+        return UpperBound(arb(0))
     sq = _up(U * U)
     rows = _sums_upper(sq, axis=1)
     total = arb(0)
     for r in rows.tolist():
         total += r
-    return arb(float_up(total.sqrt()))
+    return UpperBound(arb(float_up(total.sqrt())))
 
 
 def _norms_upper(M) -> tuple[float, float, float]:
@@ -233,16 +234,18 @@ def _norms_upper(M) -> tuple[float, float, float]:
     return float_up(total.sqrt()), one, inf
 
 
-def spectral_norm_upper(M) -> arb:
-    """An exact arb ``u >= ||M||_2`` for every matrix in the ball:
+def spectral_norm_upper(M) -> UpperBound:
+    """``u >= ||M||_2`` for every matrix in the ball (one-sided; u an exact float):
     ``min(||M||_F, sqrt(||M||_1 ||M||_inf))`` with each norm bounded above.
+    A lower bound (to refute ``||M||_2 < x``) is
+    :func:`verifier.arith.singular_values.spectral_norm_lower_bound`.
 
     >>> upper(spectral_norm_upper(identity(4))) >= 1.0
     True
     """
     fro, one, inf = _norms_upper(M)
     hoelder = float_up((arb(one) * arb(inf)).sqrt())
-    return arb(min(fro, hoelder))
+    return UpperBound(arb(min(fro, hoelder)))
 
 
 def identity(n: int) -> arb_mat:

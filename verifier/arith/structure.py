@@ -54,6 +54,7 @@ __all__ = [
     "ball_contains_rational",
     "simplex_point",
     "prove_stochastic_blocks_annihilated",
+    "prove_softmax_sums_to_one",
     "prove_shared_factorisation",
     "prove_block_sums_constant",
     "prove_minors_vanish",
@@ -218,6 +219,24 @@ def prove_stochastic_blocks_annihilated(H: int, n: int) -> SymbolicIdentity:
                  for v in stochastic_block_null_vectors(H, n)]
     return _identity("softmax rows: [s_1..s_H] v = 0 for the H-1 null vectors (symbolic logits)",
                      {"H": H, "n": n}, residuals, t0)
+
+
+def prove_softmax_sums_to_one() -> SymbolicIdentity:
+    """sympy, for EVERY n (a symbol): ``sum_i exp(a_i) / sum_j exp(a_j) = 1``.
+    Hence each null vector of :func:`stochastic_block_null_vectors` gives
+    ``[s_1 .. s_H] v = 1 - 1 = 0`` for every H and n: no size is sampled.
+    (The bound index of the numerator's sum is renamed to the denominator's:
+    alpha-renaming, so the ratio is one sum over itself.)"""
+    sp = _sympy()
+    t0 = time.perf_counter()
+    n = sp.Symbol("n", integer=True, positive=True)
+    i, j = sp.symbols("i j", integer=True)
+    a = sp.IndexedBase("a", real=True)
+    total = sp.Sum(sp.exp(a[j]), (j, 1, n))
+    ratio = sp.factor_terms(sp.Sum(sp.exp(a[i]) / total, (i, 1, n)))  # 1/total leaves the sum
+    residual = sp.simplify(ratio.xreplace({i: j}) - 1)
+    return _identity("sum_i softmax(a)_i = 1 for every n (symbolic n, symbolic logits)", {"n": "any"},
+                     [residual], t0)
 
 
 def prove_shared_factorisation(H: int, n: int, d: int) -> SymbolicIdentity:

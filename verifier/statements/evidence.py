@@ -19,6 +19,8 @@ by the rules of STATEMENTS.md (last section):
 >>> conclude("x", Decision.FALSE, hypotheses=[Hypothesis("n < d", "refuted", "n=5, d=4")],
 ...          claimed="", measured="").verdict
 'hypotheses-unmet'
+>>> conclude("x", Decision.UNDECIDED, claimed="", measured="", certified=True).certified
+False
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ from verifier.arith.compare import Decision
 VERDICTS = ("verified", "refuted", "hypotheses-unmet", "inconclusive", "error")
 EXIT_CODES = {"verified": 0, "refuted": 1, "hypotheses-unmet": 2, "inconclusive": 3, "error": 4}
 HYPOTHESIS_STATUS = ("certified", "evidence", "refuted", "assumed")
+CERTIFIABLE = ("verified", "refuted")  # the only verdicts a certificate can back
 
 
 def jsonable(x: Any) -> Any:
@@ -115,6 +118,8 @@ class Evidence:
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict {self.verdict!r} not in {VERDICTS}")
+        if self.certified and self.verdict not in CERTIFIABLE:
+            raise ValueError(f"a {self.verdict!r} verdict cannot be certified (only {CERTIFIABLE})")
 
     @property
     def exit_code(self) -> int:
@@ -188,11 +193,16 @@ def conclude(
     """Build the Evidence; the verdict follows from the combination rules.
 
     ``certified`` says whether the conclusion's decision rests on exact or ball
-    arithmetic.  A numerical (float) TRUE is still "verified" but carries
-    ``certified=False`` and its ``tolerance``.
+    arithmetic.  It is kept only for a decided verdict ("verified" or
+    "refuted"): an undecided conclusion, or one overruled by unmet hypotheses,
+    was not proved, so its evidence is never "certified" whatever the checker
+    passes.  A numerical (float) TRUE is still "verified" but carries
+    ``certified=False`` and its ``tolerance``; a vacuous check (nothing to
+    check) passes ``certified=False`` and says so in ``reason``.
     """
     hyps = tuple(hypotheses)
     verdict = verdict_of(conclusion, hyps)
+    certified = bool(certified) and verdict in CERTIFIABLE
     if not reason:
         reason = _default_reason(verdict, conclusion, hyps)
     return Evidence(

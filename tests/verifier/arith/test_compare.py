@@ -80,3 +80,63 @@ def test_ladder_stops_undecided_at_max_prec():
 
     decision, payload, bits = with_precision_ladder(attempt, prec=64, max_prec=256)
     assert decision is Decision.UNDECIDED and bits == 256
+
+
+# --- one-sided bounds: they prove in their direction and never refute -------------
+
+from verifier.arith.compare import Enclosure, LowerBound, UpperBound  # noqa: E402
+from verifier.errors import CertificateConflict  # noqa: E402
+
+
+@given(st.floats(-1e6, 1e6, allow_nan=False), st.floats(-1e6, 1e6, allow_nan=False))
+def test_upper_bound_never_refutes(u, b):
+    """q <= u: 'q < b' and 'q <= b' are TRUE or UNDECIDED, never FALSE; and
+    'b < q' is FALSE or UNDECIDED, never TRUE."""
+    ub = UpperBound(arb(u))
+    assert certainly_less(ub, b) is not Decision.FALSE
+    assert certainly_less_equal(ub, b) is not Decision.FALSE
+    assert certainly_less(b, ub) is not Decision.TRUE
+    assert (certainly_less(ub, b) is Decision.TRUE) == (u < b)
+
+
+@given(st.floats(-1e6, 1e6, allow_nan=False), st.floats(-1e6, 1e6, allow_nan=False))
+def test_lower_bound_never_refutes(l, b):
+    lb = LowerBound(arb(l))
+    assert certainly_less(b, lb) is not Decision.FALSE
+    assert certainly_less(lb, b) is not Decision.TRUE
+    assert certainly_positive(lb) is not Decision.FALSE
+    assert (certainly_less(b, lb) is Decision.TRUE) == (b < l)
+
+
+def test_enclosure_decides_both_ways_and_refuses_contradictions():
+    enc = Enclosure(LowerBound(arb(1)), UpperBound(arb(2)))
+    assert certainly_less(enc, 3) is Decision.TRUE and certainly_less(enc, 0.5) is Decision.FALSE
+    assert certainly_less(enc, 1.5) is Decision.UNDECIDED
+    assert lower(enc) <= 1 and upper(enc) >= 2
+    with pytest.raises(CertificateConflict):
+        Enclosure(LowerBound(arb(3)), UpperBound(arb(2)))
+
+
+def test_one_sided_values_are_not_balls():
+    ub = UpperBound(arb(1))
+    with pytest.raises(TypeError):
+        arb(ub)
+    with pytest.raises(TypeError):
+        float(ub)
+    with pytest.raises(TypeError):
+        ub * LowerBound(arb(2))
+    with pytest.raises(TypeError):
+        ub + LowerBound(arb(2))
+    with pytest.raises(ValueError):
+        ub * -1.0  # scaling by a negative factor flips the side
+    with pytest.raises(TypeError):
+        lower(ub)
+    assert isinstance(-ub, LowerBound) and isinstance(ub * 2 + 1, UpperBound)
+    assert upper(ub.sqrt()) >= 1.0
+    assert certainly_nonzero(UpperBound(arb(-1))) is Decision.TRUE
+    assert certainly_nonzero(UpperBound(arb(0))) is Decision.UNDECIDED
+
+
+def test_conflicting_certificates_raise():
+    with pytest.raises(CertificateConflict):
+        Decision.of(True, True)
