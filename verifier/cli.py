@@ -27,6 +27,9 @@ def _instance_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--degenerate", choices=DEGENERATE_KINDS, help="break an assumption on purpose")
     g.add_argument("--seed", type=int, help="random seed (default 0)")
     g.add_argument("--data", help=".npz with arrays contexts (T,n,d), queries (T,d), optional labels (T,d_out)")
+    g.add_argument("--exact-input", dest="exact_input", action="store_true",
+                   help="read the --data floats as the exact rationals they encode (default: each value "
+                        "known to its dtype's precision: float64 2^-53, float32 2^-24; integers exact)")
     g.add_argument("--prec", type=int, default=128, help="ball-arithmetic precision in bits (default 128)")
     g.add_argument("--save-weights", dest="save_weights", help="theorem1: write the constructed weights (.npz)")
     _paper_options(p, g)
@@ -137,7 +140,8 @@ def _cmd_check(args, audit: bool) -> int:
         st = registry.get(args.id)
         if args.prec < 16 or args.prec > 1 << 16:
             raise InvalidInstance(f"--prec {args.prec} out of range [16, 65536]")
-        inst = build_instance(args.id, data=args.data, **_option_values(args, args.id))
+        inst = build_instance(args.id, data=args.data, exact_input=args.exact_input,
+                              **_option_values(args, args.id))
         options = {"save_weights": args.save_weights} if args.save_weights else {}
         ev = run_check(st.id, inst, prec=args.prec, seed=args.seed or 0, **options)
     except NotImplementedStatement as exc:

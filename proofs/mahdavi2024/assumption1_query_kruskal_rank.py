@@ -4,8 +4,10 @@ Statement
 ---------
 The set of all query vectors {e^(t) : t in [T]} in R^d has Kruskal rank
 (Definition 1) at least n, the context size: every n of the queries are
-linearly independent.  Hypothesis of the setting: n < d.  By Definition 1
-the Kruskal rank of T vectors is at most T, so the assumption needs T >= n.
+linearly independent.  The assumption is a property of the data and needs
+no hypothesis (with n > d it simply fails: n vectors in R^d, d < n, are
+dependent).  By Definition 1 the Kruskal rank of T vectors is at most T, so
+the assumption needs T >= n.
 
 Construction
 ------------
@@ -15,12 +17,18 @@ tested in exact arithmetic (rank modulo two primes, flint ``fmpq`` for the
 undecided) when C(T, n) <= ``exhaustive_limit``; otherwise the paper's test
 runs -- ``samples`` random n-subsets (5000 in Sec. 5.1) -- as evidence only.
 
+Robustness (:func:`verifier.arith.robustness.subset_robustness`): the
+n-subset with the smallest relative singular value among those examined (a
+float64 screen), with certified bounds on it.
+
 Checks
 ------
-1. Hypothesis n < d, from the instance's shapes (certified).
-2. Certified: all C(T, n) n-subsets independent (exhaustion): verified.
-3. Refuted: a dependent subset of at most n queries with an exact null
+1. Certified: all C(T, n) n-subsets independent (exhaustion): verified.
+2. Refuted: a dependent subset of at most n queries with an exact null
    combination sum_i c_i e^(i) = 0, re-checked here over Q; or T < n.
+3. User data read at its dtype's precision: the worst subset's certified
+   relative sigma_min at or below the tolerance: refuted, "fails at the
+   data's precision" (:mod:`verifier.statements.at_precision`).
 4. Otherwise inconclusive: the sampled fraction is reported, and the number
    of subsets an exhaustion would need (raise ``exhaustive_limit``).
 
@@ -28,9 +36,9 @@ Not established
 ---------------
 For large T (e.g. the paper's 2000 ViT images) exhaustion is out of reach:
 the random-subset test is evidence, never a proof (STATEMENTS.md, "Kruskal
-rank in practice").  Queries dependent only up to float rounding (e.g. a
-float product of Gaussian low-rank factors) are, as the exact rationals
-given, independent: the float smallest singular value is not consulted.
+rank in practice").  Under the exact reading (generated instances,
+``--exact-input``) queries dependent only up to float rounding are, as the
+exact rationals given, independent; the robustness says how nearly.
 
 References
 ----------
@@ -44,9 +52,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+from flint import arb, arb_mat
+
 from verifier.arith.compare import Decision
 from verifier.arith.kruskal import KruskalRank, kruskal_rank_at_least
+from verifier.arith.robustness import subset_robustness
 from verifier.data.instances import make_instance
+from verifier.statements.at_precision import at_data_precision
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.registry import negative_control, statement
 
@@ -66,33 +79,57 @@ def n_less_than_d(instance) -> Hypothesis:
     return Hypothesis("n < d", "certified" if n < d else "refuted", f"n = {n}, d = {d}")
 
 
+def kruskal_robustness(V, k: int, res: KruskalRank, *, precision, arrays: tuple[str, ...], what: str,
+                       exhaustive_limit: int, samples: int, seed: int, prec: int):
+    """The worst examined k-subset's certified robustness, or None when the
+    exact search already found a dependence or k exceeds min(m, d)."""
+    m, d = V.shape
+    if res.at_least(k) is Decision.FALSE or not 1 <= k <= min(m, d):
+        return None
+    rows_ball = None
+    if V.dtype == object:  # exact rationals: screen their floats, certify the rationals' balls
+        rows_ball = lambda idx: arb_mat([[arb(x) for x in V[i]] for i in idx])  # noqa: E731
+        V = np.array([[float(x) for x in row] for row in V])
+    return subset_robustness(V, k, tolerance=precision.tolerance((k, d), *arrays),
+                             exhaustive_limit=exhaustive_limit, samples=samples, seed=seed, prec=prec,
+                             what=what, rows_ball=rows_ball)
+
+
 def kruskal_at_least_evidence(statement_id: str, V, k: int, res: KruskalRank, *, instance, what: str,
                               exhaustive_limit: int, uses: str, method: str = METHOD,
-                              hypotheses=(), extra_certificates=(), extra_steps=()) -> Evidence:
+                              hypotheses=(), extra_certificates=(), extra_steps=(), robustness=None,
+                              arrays: tuple[str, ...] = ("queries",)) -> Evidence:
     """Evidence for "the rows of V (named ``what``) have Kruskal rank >= k"
-    from the search result ``res``, shared by Assumptions 1 and 3.  V: a
+    from the search result ``res`` and the worst subset's ``robustness``,
+    read at the instance's precision; shared by Assumptions 1 and 3.  V: a
     float64 array, or an object array of exact rationals (fmpq)."""
     m = V.shape[0]
-    decision = res.at_least(k)
+    exact = res.at_least(k)
+    outcome = at_data_precision(exact, robustness, instance.precision, *arrays)
+    decision = outcome.decision
     certs = list(extra_certificates)
-    if decision is Decision.TRUE:
+    if exact is Decision.TRUE:
         certs.append(exhaustion_certificate(V, k))
         reason = f"every {k} of the {m} {what} are linearly independent (all C({m},{k}) subsets, exact)"
-    elif decision is Decision.FALSE:
+    elif exact is Decision.FALSE:
         certs.append(witness_certificate(V, res))
         if res.witness is not None:
             reason = (f"the {what} {list(res.witness)} are linearly dependent (exact null combination): "
                       f"Kruskal rank <= {res.upper} < {k}")
         else:
-            reason = f"only {m} {what}: Kruskal rank <= min(T, d) = {res.upper} < {k} (Definition 1)"
+            reason = f"only {m} {what} in R^{V.shape[1]}: Kruskal rank <= min(T, d) = {res.upper} < {k} (Definition 1)"
     else:
         reason = (f"undecided: C({m},{k}) = {math.comb(m, k)} subsets exceed exhaustive_limit="
                   f"{exhaustive_limit}; evidence: {res.sampled_independent}/{res.sampled} random "
                   f"{k}-subsets independent (the paper's test); exhausting them or a dependent "
                   f"{k}-subset would decide it")
+    if robustness is not None:
+        certs.append({"kind": "robustness: certified relative sigma_min of the worst subset examined",
+                      **robustness.to_dict()})
+    reason = outcome.reason or reason
     measured = {"kruskal_lower": res.lower, "kruskal_upper": res.upper, "count": m, "k": k,
                 "subsets": math.comb(m, k),
-                "sampled_independent": f"{res.sampled_independent}/{res.sampled}"}
+                "sampled_independent": f"{res.sampled_independent}/{res.sampled}", **outcome.measured}
     return conclude(
         statement_id, decision, claimed={"kruskal_rank": f">= {k}"}, measured=measured,
         hypotheses=hypotheses, certified=decision is not Decision.UNDECIDED, method=method,
@@ -105,12 +142,16 @@ def kruskal_at_least_evidence(statement_id: str, V, k: int, res: KruskalRank, *,
 def check_assumption1(instance, *, prec: int = 128, seed: int = 0,
                       exhaustive_limit: int = EXHAUSTIVE_LIMIT, samples: int = SAMPLES,
                       **options) -> Evidence:
-    """Kruskal rank of the queries >= n (Definition 1, exact arithmetic)."""
+    """Kruskal rank of the queries >= n (Definition 1, exact arithmetic),
+    with the robustness of the worst n-subset at the data's precision."""
     res = kruskal_rank_at_least(instance.queries, instance.n, exhaustive_limit=exhaustive_limit,
                                 samples=samples, seed=seed)
+    rob = kruskal_robustness(instance.queries, instance.n, res, precision=instance.precision,
+                             arrays=("queries",), what="queries", exhaustive_limit=exhaustive_limit,
+                             samples=samples, seed=seed, prec=prec)
     return kruskal_at_least_evidence(
         "assumption1", instance.queries, instance.n, res, instance=instance, what="queries",
-        exhaustive_limit=exhaustive_limit, uses="Assumption 1", hypotheses=[n_less_than_d(instance)])
+        exhaustive_limit=exhaustive_limit, uses="Assumption 1", robustness=rob)
 
 
 @negative_control("assumption1", "every query equal (degenerate='repeated-queries')")

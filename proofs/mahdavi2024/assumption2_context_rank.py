@@ -3,13 +3,14 @@
 Statement
 ---------
 For each example t in [T], the context E^(t) in R^{n x d} (rows = tokens)
-has rank n: its n tokens are linearly independent.  Hypothesis of the
-setting: n < d (otherwise rank n is still possible for n = d but the paper
-assumes n < d throughout).
+has rank n: its n tokens are linearly independent.  A property of the
+data, with no hypothesis: for n > d it fails (rank <= d < n), for n = d it
+can hold.
 
 Construction
 ------------
-Per distinct context (a shared context is checked once):
+Per distinct context (a shared context is checked once; n > d fails by
+the shapes alone):
 * small (n d <= ``exact_entries``): the exact rank over Q of the float64
   entries (flint, :func:`verifier.arith.exact.exact_rank`);
 * large: :func:`verifier.arith.rank.certify_rank_lower_bound` with k = n, a
@@ -20,20 +21,26 @@ A rank-deficient context yields an exact null combination c != 0 with
 c^T E^(t) = sum_i c_i (token i) = 0 (:func:`verifier.arith.exact.exact_nullspace`),
 re-checked here.
 
+Robustness (:func:`verifier.arith.robustness.stack_robustness`): the context
+with the smallest relative singular value (tokens scaled to unit length;
+a float64 screen of every distinct context), with certified bounds.
+
 Checks
 ------
-1. Hypothesis n < d from the shapes (certified).
-2. Every context certified rank n: verified.
-3. Some context with an exact null combination of its tokens: refuted, with
-   the example index and the null vector.
+1. Every context certified rank n: verified.
+2. Some context with an exact null combination of its tokens (or n > d):
+   refuted, with the example index and the null vector.
+3. User data read at its dtype's precision: the worst context's certified
+   relative sigma_min at or below the tolerance: refuted, "fails at the
+   data's precision".
 4. A large context the balls cannot decide and too large for exact rank:
    inconclusive (raise ``--prec`` or ``fallback_entries``).
 
 Not established
 ---------------
-Tokens dependent only up to float rounding are, as the exact rationals
-given, independent: the check says nothing about how close to rank-deficient
-a context is (the float smallest singular value is reported as a hint).
+Under the exact reading (generated instances, ``--exact-input``) tokens
+dependent only up to float rounding are, as the exact rationals given,
+independent; the robustness says how nearly.
 
 References
 ----------
@@ -51,11 +58,11 @@ import numpy as np
 from verifier.arith.compare import Decision
 from verifier.arith.exact import exact_matvec_is_zero, exact_nullspace, exact_rank
 from verifier.arith.rank import certify_rank_lower_bound
+from verifier.arith.robustness import stack_robustness
 from verifier.data.instances import from_arrays, make_instance
+from verifier.statements.at_precision import at_data_precision
 from verifier.statements.evidence import Evidence, Step, conclude
 from verifier.statements.registry import negative_control, statement
-
-from .assumption1_query_kruskal_rank import n_less_than_d
 
 EXACT_ENTRIES = 1000  # n d at most this: exact rank (about 1 ms at 10 x 20)
 FALLBACK_ENTRIES = 6000  # exact rank after an undecided ball test (about 0.1 s at 40 x 150)
@@ -74,6 +81,9 @@ def context_rank_certificate(E: np.ndarray, t: int, *, prec: int, exact_entries:
     """Is rank E = n (its number of rows)?  Returns the decision and its
     certificate: exact rank, a ball-certified minor, or a null combination."""
     n, d = E.shape
+    if n > d:
+        return Decision.FALSE, {"kind": "shapes", "example": t, "rank": d,
+                                "claim": f"rank E^({t}) <= d = {d} < n = {n}: {n} tokens in R^{d} are dependent"}
     if n * d <= exact_entries:
         rank, how = exact_rank(E), "exact rank over Q"
     else:
@@ -126,19 +136,28 @@ def check_assumption2(instance, *, prec: int = 128, seed: int = 0, exact_entries
         if worst_ball is not None:
             certs.append({**worst_ball, "note": "largest residual among the ball-certified minors"})
         reason = f"all {T} contexts have rank n = {n} ({len(groups)} distinct, certified)"
+    elif decision is Decision.FALSE and n > d:
+        reason = f"n = {n} > d = {d}: every context has rank <= d < n ({T} contexts)"
     elif decision is Decision.FALSE:
         reason = (f"{len(deficient)} of {T} contexts are rank deficient (first: example {deficient[0]}, "
                   f"exact null combination of its tokens)")
     else:
         reason = (f"{len(undecided)} contexts could not be certified rank {n} in balls and are too large "
                   f"for exact rank (n d > {fallback_entries}): raise --prec or fallback_entries")
-    sv = np.linalg.svd(E[list(groups)], compute_uv=False)  # (distinct, n): a float hint only
-    rel = sv[:, -1] / np.maximum(sv[:, 0], np.finfo(float).tiny)
+    rob = None
+    if decision is not Decision.FALSE:
+        firsts = list(groups)
+        rob = stack_robustness(E[firsts], tolerance=instance.precision.tolerance((n, d), "contexts"),
+                               prec=prec, labels=firsts, what="context")
+        certs.append({"kind": "robustness: certified relative sigma_min of the worst context",
+                      **rob.to_dict()})
+    outcome = at_data_precision(decision, rob, instance.precision, "contexts")
+    decision, reason = outcome.decision, outcome.reason or reason
     measured = {"examples": T, "distinct_contexts": len(groups), "rank_deficient": deficient[:10],
-                "undecided": undecided[:10], "min_relative_sigma_n_float64": float(rel.min())}
+                "undecided": undecided[:10], **outcome.measured}
     return conclude(
         "assumption2", decision, claimed={"rank E^(t)": n}, measured=measured,
-        hypotheses=[n_less_than_d(instance)], certified=decision is not Decision.UNDECIDED,
+        certified=decision is not Decision.UNDECIDED,
         method="exact rationals" if n_ball == 0 else "exact rationals and arb balls",
         prec_bits=prec if worst_ball else None, margin=None, certificates=certs,
         instance=instance.summary(), reason=reason,

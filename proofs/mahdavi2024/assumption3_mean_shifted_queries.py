@@ -4,8 +4,9 @@ Statement
 ---------
 With ebar^(t) := e^(t) + (1/n) E^(t)^T 1_n (the query plus the mean of its
 context tokens), the set {ebar^(t) : t in [T]} has Kruskal rank (Definition
-1) at least n.  Hypothesis of the setting: n < d.  As for Assumption 1, the
-Kruskal rank of T vectors is at most T, so T >= n is needed.
+1) at least n.  A property of the data: no hypothesis (with n > d it
+fails).  As for Assumption 1, the Kruskal rank of T vectors is at most T, so
+T >= n is needed.
 
 Construction
 ------------
@@ -21,10 +22,12 @@ evidence only), after an exact search for equal or parallel pairs.
 
 Checks
 ------
-1. Hypothesis n < d from the shapes (certified).
-2. Every n-subset of the ebar^(t) independent, exactly: verified.
-3. A dependent subset with an exact null combination sum_i c_i ebar^(i) = 0,
+1. Every n-subset of the ebar^(t) independent, exactly: verified.
+2. A dependent subset with an exact null combination sum_i c_i ebar^(i) = 0,
    re-checked over Q: refuted (with the witness); or T < n.
+3. User data at its dtype's precision: the worst subset's certified relative
+   sigma_min (of the exact u^(t)) at or below the tolerance: refuted, "fails
+   at the data's precision".
 4. Otherwise inconclusive: the sampled fraction, and the subset count that
    exhaustion would need.
 
@@ -58,7 +61,7 @@ from verifier.data.instances import from_arrays, rng_for
 from verifier.statements.evidence import Evidence, Step
 from verifier.statements.registry import negative_control, statement
 
-from .assumption1_query_kruskal_rank import kruskal_at_least_evidence, n_less_than_d
+from .assumption1_query_kruskal_rank import kruskal_at_least_evidence, kruskal_robustness
 from .definition1_kruskal_rank import EXHAUSTIVE_LIMIT, SAMPLES
 
 METHOD = "exact rationals (flint fmpq rank per subset)"
@@ -159,10 +162,13 @@ def check_assumption3(instance, *, prec: int = 128, seed: int = 0,
     built = Step("formed u^(t) = n ebar^(t) = n e^(t) + sum_i E^(t)_i exactly over Q",
                  uses="Assumption 3 (scaling keeps the Kruskal rank)",
                  data={"T": instance.T, "d": instance.d})
+    rob = kruskal_robustness(U, instance.n, res, precision=instance.precision, arrays=("queries", "contexts"),
+                             what="mean-shifted queries", exhaustive_limit=exhaustive_limit,
+                             samples=samples, seed=seed, prec=prec)
     return kruskal_at_least_evidence(
         "assumption3", U, instance.n, res, instance=instance, what="mean-shifted queries ebar^(t)",
         exhaustive_limit=exhaustive_limit, uses="Assumption 3", method=METHOD,
-        hypotheses=[n_less_than_d(instance)], extra_steps=[built])
+        extra_steps=[built], robustness=rob, arrays=("queries", "contexts"))
 
 
 def build_equal_mean_shifted_pair(seed: int = 0, *, n: int = 3, d: int = 5, T: int = 5):

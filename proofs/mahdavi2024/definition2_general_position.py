@@ -25,8 +25,11 @@ Checks
 Not established
 ---------------
 General position of large sets (the paper's Sec. 5.1 data): only sampled
-evidence unless a witness is found.  Rounding-level near-dependence is not
-dependence: the float64 entries are read as exact rationals.  Assumption 1
+evidence unless a witness is found.  Under the exact reading (generated
+instances, ``--exact-input``, arrays given in Python) rounding-level
+near-dependence is not dependence; for a user's file the worst subset's
+certified relative sigma_min is compared with the data's precision, and a
+set in general position only below it "fails at the data's precision".  Assumption 1
 (kr >= n) is weaker than general position when n < d; see ``assumption1``.
 
 References
@@ -45,9 +48,12 @@ import math
 from verifier.arith.compare import Decision
 from verifier.arith.kruskal import general_position
 from verifier.data.instances import make_instance
+from verifier.data.precision import exact_reading
+from verifier.statements.at_precision import at_data_precision
 from verifier.statements.evidence import Evidence, Step, conclude
 from verifier.statements.registry import negative_control, statement
 
+from .assumption1_query_kruskal_rank import kruskal_robustness
 from .definition1_kruskal_rank import (
     EXHAUSTIVE_LIMIT,
     METHOD,
@@ -70,12 +76,19 @@ def check_definition2(instance, *, prec: int = 128, seed: int = 0, vectors="quer
     m, d = V.shape
     cap = min(m, d)
     res = general_position(V, exhaustive_limit=exhaustive_limit, samples=samples, seed=seed)
-    decision = res.at_least(cap)
+    exact = res.at_least(cap)
+    arrays = {"queries": ("queries",), "tokens": ("contexts",)}.get(vectors, ()) if isinstance(vectors, str) else ()
+    precision = instance.precision if instance is not None and arrays else exact_reading("arrays")
+    rob = kruskal_robustness(V, cap, res, precision=precision, arrays=arrays or ("vectors",),
+                             what="vectors", exhaustive_limit=exhaustive_limit, samples=samples,
+                             seed=seed, prec=prec)
+    outcome = at_data_precision(exact, rob, precision, *(arrays or ("vectors",)))
+    decision = outcome.decision
     certs = []
-    if decision is Decision.TRUE:
+    if exact is Decision.TRUE:
         certs.append(exhaustion_certificate(V, cap))
         reason = f"in general position: every {cap}-subset of the {m} vectors in R^{d} is independent"
-    elif decision is Decision.FALSE:
+    elif exact is Decision.FALSE:
         certs.append(witness_certificate(V, res))
         reason = (f"not in general position: the dependent {len(res.witness)}-subset {list(res.witness)} "
                   f"gives kr <= {res.upper} < min(m, d) = {cap}")
@@ -83,8 +96,12 @@ def check_definition2(instance, *, prec: int = 128, seed: int = 0, vectors="quer
         reason = (f"undecided: C({m},{cap}) = {math.comb(m, cap)} subsets exceed exhaustive_limit="
                   f"{exhaustive_limit}; {res.sampled_independent}/{res.sampled} random {cap}-subsets "
                   "independent (evidence); exhaustion or a witness would decide it")
+    if rob is not None:
+        certs.append({"kind": "robustness: certified relative sigma_min of the worst subset examined",
+                      **rob.to_dict()})
+    reason = outcome.reason or reason
     measured = {"kruskal_lower": res.lower, "kruskal_upper": res.upper, "min(m,d)": cap,
-                "sampled_independent": f"{res.sampled_independent}/{res.sampled}"}
+                "sampled_independent": f"{res.sampled_independent}/{res.sampled}", **outcome.measured}
     return conclude(
         "definition2", decision, claimed={"kruskal_rank": f"= min(m, d) = {cap}"}, measured=measured,
         certified=decision is not Decision.UNDECIDED, method=METHOD, margin=None,

@@ -8,10 +8,12 @@ what is wrong, never a traceback and never a pass.
 >>> inst = make_instance(H=2, n=3, d=5, seed=0)
 >>> inst.T, inst.n, inst.d, inst.r        # T defaults to the capacity H(r-1)+1
 (5, 3, 5, 3)
->>> make_instance(n=4, d=4)
+>>> make_instance(n=4, d=3).n          # n >= d is a hypothesis of some statements, not bad input
+4
+>>> make_instance(seed=-1)
 Traceback (most recent call last):
 ...
-verifier.errors.InvalidInstance: n = 4 must be < d = 4 (the paper assumes n < d throughout)
+verifier.errors.InvalidInstance: seed = -1 must be a non-negative integer
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from verifier.data.precision import EXACT_GENERATED, InputPrecision, exact_reading, input_precision
 from verifier.errors import InvalidInstance
 
 CONTEXT_KINDS = ("random", "uniform", "shared", "pe", "sumconst")
@@ -31,7 +34,9 @@ OVERFLOW_LIMIT = 1e100  # |entries| above this make exp/products meaningless in 
 class Instance:
     """A dataset plus the attention layer's sizes.  Arrays are float64 and
     read-only; every float64 is an exact dyadic rational, which is what the
-    exact and ball back ends read."""
+    exact and ball back ends read.  ``precision`` says what those numbers
+    mean (:mod:`verifier.data.precision`): exact for generated instances,
+    known to their dtype's precision for a user's file."""
 
     contexts: np.ndarray
     queries: np.ndarray
@@ -42,6 +47,7 @@ class Instance:
     kind: str = "random"
     seed: int | None = None
     source: str = "generated"
+    precision: InputPrecision = EXACT_GENERATED
 
     @property
     def T(self) -> int:
@@ -84,7 +90,7 @@ class Instance:
             "T": self.T, "n": self.n, "d": self.d, "H": self.H, "d_h": self.d_h,
             "d_v": self.d_v, "d_out": self.d_out, "r": self.r, "capacity": self.capacity,
             "kind": self.kind, "seed": self.seed, "source": self.source,
-            "sha256_16": self.fingerprint(),
+            "reading": self.precision.describe(), "sha256_16": self.fingerprint(),
         }
 
     def replace(self, **changes) -> "Instance":
@@ -107,8 +113,11 @@ def _frozen(a) -> np.ndarray:
     return a
 
 
-def validate_arrays(contexts, queries, labels=None, *, allow_n_ge_d: bool = False):
-    """Shapes (T,n,d), (T,d), (T,d_out); finite; no overflow; n < d."""
+def validate_arrays(contexts, queries, labels=None, *, allow_n_ge_d: bool = True):
+    """Shapes (T,n,d), (T,d), (T,d_out); real numbers (no complex, object or
+    string arrays: never a silent cast); finite; no overflow.  n >= d is
+    allowed (a hypothesis of some statements, checked by them); pass
+    ``allow_n_ge_d=False`` to refuse it here."""
     arrays = {}
     for name, a, ndim in (("contexts", contexts, 3), ("queries", queries, 2), ("labels", labels, 2)):
         if a is None:
@@ -116,8 +125,18 @@ def validate_arrays(contexts, queries, labels=None, *, allow_n_ge_d: bool = Fals
                 continue
             raise InvalidInstance(f"missing array '{name}'")
         try:
-            a = np.asarray(a, dtype=np.float64)
+            raw = a if isinstance(a, np.ndarray) else np.asarray(a)
         except (TypeError, ValueError) as exc:
+            raise InvalidInstance(f"array '{name}' is not a rectangular numeric array: {exc}") from None
+        if raw.dtype.kind == "c":
+            raise InvalidInstance(f"array '{name}' is complex ({raw.dtype.name}); the statements are about real data")
+        if raw.dtype.kind == "O":
+            raise InvalidInstance(f"array '{name}' is an object array; expected integers or floats")
+        if raw.dtype.kind not in "biuf":
+            raise InvalidInstance(f"array '{name}' has dtype {raw.dtype.name}, not a number type")
+        try:
+            a = np.asarray(raw, dtype=np.float64)
+        except (TypeError, ValueError, OverflowError) as exc:
             raise InvalidInstance(f"array '{name}' is not numeric: {exc}") from None
         if a.ndim != ndim:
             want = {"contexts": "(T, n, d)", "queries": "(T, d)", "labels": "(T, d_out)"}[name]
@@ -149,9 +168,23 @@ def _check_sizes(H, d_h, d_v, d_out):
 
 
 def from_arrays(contexts, queries, labels=None, *, H=2, d_h=None, d_v=None, d_out=None,
-                kind="user", seed=0, source="arrays", allow_n_ge_d=False) -> Instance:
-    """Validate user arrays; missing labels are drawn N(0,1) from ``seed``."""
+                kind="user", seed=0, source="arrays", allow_n_ge_d=True, reading: str = "exact",
+                precision_source: str | None = None) -> Instance:
+    """Validate user arrays; missing labels are drawn N(0,1) from ``seed``.
+
+    ``reading``: "exact" (the floats are the rationals they encode: the
+    default for arrays handed over in Python) or "dtype" (each array known
+    to its dtype's precision, :func:`verifier.data.precision.input_precision`:
+    what a user's file means).  ``precision_source`` names why (default
+    "arrays"; ``load_npz`` passes "file" or "--exact-input")."""
     E, e, y = validate_arrays(contexts, queries, labels, allow_n_ge_d=allow_n_ge_d)
+    if reading == "dtype":
+        precision = input_precision({"contexts": contexts, "queries": queries, "labels": labels},
+                                    source=precision_source or "file")
+    elif reading == "exact":
+        precision = exact_reading(precision_source or "arrays")
+    else:
+        raise InvalidInstance(f"reading {reading!r} must be 'exact' or 'dtype'")
     if y is None:
         d_out = 1 if d_out is None else d_out
         _check_sizes(H, 1, 1, d_out)
@@ -161,7 +194,7 @@ def from_arrays(contexts, queries, labels=None, *, H=2, d_h=None, d_v=None, d_ou
     d_v = d_out if d_v is None else d_v
     _check_sizes(H, d_h, d_v, d_out)
     return Instance(_frozen(E), _frozen(e), _frozen(y), int(H), int(d_h), int(d_v),
-                    kind=kind, seed=seed, source=source)
+                    kind=kind, seed=seed, source=source, precision=precision)
 
 
 def sinusoidal_encoding(n_positions: int, d: int) -> np.ndarray:
@@ -176,7 +209,7 @@ def sinusoidal_encoding(n_positions: int, d: int) -> np.ndarray:
 def make_instance(*, H: int = 2, n: int = 3, d: int = 6, d_h: int | None = None,
                   d_v: int | None = None, d_out: int = 1, T: int | None = None,
                   context: str = "random", degenerate: str | None = None, seed: int = 0,
-                  allow_n_ge_d: bool = False) -> Instance:
+                  allow_n_ge_d: bool = True) -> Instance:
     """Draw a dataset.
 
     context: "random" (Gaussian, in general position a.s.), "uniform"
@@ -196,6 +229,8 @@ def make_instance(*, H: int = 2, n: int = 3, d: int = 6, d_h: int | None = None,
     for name, v in (("n", n), ("d", d)):
         if not isinstance(v, (int, np.integer)) or v < 1:
             raise InvalidInstance(f"{name} = {v!r} must be a positive integer")
+    if not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InvalidInstance(f"seed = {seed!r} must be a non-negative integer")
     if n >= d and not allow_n_ge_d:
         raise InvalidInstance(f"n = {n} must be < d = {d} (the paper assumes n < d throughout)")
     d_h = n if d_h is None else d_h

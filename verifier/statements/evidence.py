@@ -5,6 +5,9 @@ verdict is derived, never typed in by a checker: :func:`conclude` combines the
 hypotheses' status with the conclusion's :class:`~verifier.arith.compare.Decision`
 by the rules of STATEMENTS.md (last section):
 
+* a hypothesis fails at the data's precision      -> "hypotheses-unmet"
+  (user data read at its dtype's precision: the conclusion's certificate is
+  about the stored floats, which the hypothesis shows to be degenerate)
 * conclusion certainly true                       -> "verified"
 * some hypothesis refuted                         -> "hypotheses-unmet"
 * conclusion false, every hypothesis certified    -> "refuted"
@@ -30,10 +33,12 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from verifier.arith.compare import Decision
+from verifier.statements.at_precision import fails_at_precision
 
 VERDICTS = ("verified", "refuted", "hypotheses-unmet", "inconclusive", "error")
 EXIT_CODES = {"verified": 0, "refuted": 1, "hypotheses-unmet": 2, "inconclusive": 3, "error": 4}
-HYPOTHESIS_STATUS = ("certified", "evidence", "refuted", "assumed")
+HYPOTHESIS_STATUS = ("certified", "evidence", "refuted", "assumed", "fails-at-precision")
+UNMET = ("refuted", "fails-at-precision")  # statuses that make a hypothesis unmet
 CERTIFIABLE = ("verified", "refuted")  # the only verdicts a certificate can back
 
 
@@ -69,7 +74,9 @@ class Hypothesis:
 
     status: "certified" (proved on the instance), "evidence" (tested but not
     proved, e.g. Assumption 1 by random subsets), "refuted" (a witness shows it
-    fails), or "assumed" (not checked; says why in ``detail``).
+    fails), "fails-at-precision" (it holds for the stored floats only by less
+    than the data's own rounding: :mod:`verifier.statements.at_precision`), or
+    "assumed" (not checked; says why in ``detail``).
     """
 
     name: str
@@ -152,8 +159,9 @@ class Evidence:
 
 
 def hypotheses_status(hypotheses: Sequence[Hypothesis]) -> str:
-    """"refuted" if any is refuted, "certified" if all are, else "evidence"."""
-    if any(h.status == "refuted" for h in hypotheses):
+    """"refuted" if any is refuted (or fails at the data's precision),
+    "certified" if all are, else "evidence"."""
+    if any(h.status in UNMET for h in hypotheses):
         return "refuted"
     if all(h.status == "certified" for h in hypotheses):
         return "certified"
@@ -161,6 +169,8 @@ def hypotheses_status(hypotheses: Sequence[Hypothesis]) -> str:
 
 
 def verdict_of(conclusion: Decision, hypotheses: Sequence[Hypothesis]) -> str:
+    if any(h.status == "fails-at-precision" for h in hypotheses):
+        return "hypotheses-unmet"
     if conclusion is Decision.TRUE:
         return "verified"
     status = hypotheses_status(hypotheses)
@@ -230,13 +240,26 @@ def _default_reason(verdict: str, conclusion: Decision, hyps: Sequence[Hypothesi
     if verdict == "verified":
         return f"conclusion holds on the instance (hypotheses: {status})"
     if verdict == "hypotheses-unmet":
-        bad = ", ".join(h.name for h in hyps if h.status == "refuted")
-        return f"hypotheses refuted on the instance: {bad}"
+        return unmet_reason(hyps)
     if verdict == "refuted":
         return "conclusion fails while every hypothesis is certified"
     if conclusion is Decision.UNDECIDED:
         return "the arithmetic could not decide the conclusion: raise --prec"
     return "conclusion fails but the hypotheses are only evidenced, not certified"
+
+
+def unmet_reason(hyps: Sequence[Hypothesis]) -> str:
+    """The reason of a hypotheses-unmet verdict, leading with the hypotheses
+    that are not met and their details."""
+    parts = []
+    for h in hyps:
+        if h.status in UNMET:
+            how = "fails at the data's precision" if h.status == "fails-at-precision" else "refuted"
+            detail = h.detail
+            if detail.startswith(how):
+                detail = detail[len(how):].lstrip(": ")
+            parts.append(f"{h.name} {how}" + (f" ({detail})" if detail else ""))
+    return "hypotheses not met on the instance: " + "; ".join(parts)
 
 
 def error_evidence(statement: str, message: str, *, instance: dict | None = None,
@@ -250,8 +273,11 @@ def error_evidence(statement: str, message: str, *, instance: dict | None = None
 
 def hypothesis_from_evidence(name: str, ev: Evidence) -> Hypothesis:
     """A checked statement used as a hypothesis of another: verified ->
-    certified (or evidence when only numerical), refuted -> refuted, anything
+    certified (or evidence when only numerical), refuted -> refuted (or
+    fails-at-precision when it fails only at the data's precision), anything
     else -> evidence (with the sub-check's reason)."""
+    if ev.verdict == "refuted" and fails_at_precision(ev.measured):
+        return Hypothesis(name, "fails-at-precision", ev.reason)
     if ev.verdict == "verified":
         return Hypothesis(name, "certified" if ev.certified else "evidence", ev.reason)
     if ev.verdict in ("refuted", "hypotheses-unmet"):

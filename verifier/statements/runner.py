@@ -14,9 +14,10 @@ from verifier.statements.evidence import Evidence, error_evidence
 from . import registry
 
 
-def build_instance(sid: str, *, data=None, **options) -> Instance:
-    """The instance a statement runs on: user data (``data`` = .npz path) or a
-    generated one from the statement's defaults overridden by ``options``."""
+def build_instance(sid: str, *, data=None, exact_input: bool = False, **options) -> Instance:
+    """The instance a statement runs on: user data (``data`` = .npz path, read
+    at its dtype's precision unless ``exact_input``) or a generated one from
+    the statement's defaults overridden by ``options``."""
     st = registry.REGISTRY[sid]
     opts = st.options(**options)
     own = registry.instance_options(sid)
@@ -27,8 +28,8 @@ def build_instance(sid: str, *, data=None, **options) -> Instance:
             return own.load(data, **opts)
         return own.make(**opts)
     if data is not None:
-        return load_npz(data, H=opts["H"], d_h=opts["d_h"], d_v=opts["d_v"],
-                        d_out=opts["d_out"])  # used only when the file has no labels
+        return load_npz(data, exact_input=exact_input, H=opts["H"], d_h=opts["d_h"], d_v=opts["d_v"],
+                        d_out=opts["d_out"], seed=opts["seed"])  # d_out: only when the file has no labels
     return make_instance(H=opts["H"], n=opts["n"], d=opts["d"], d_h=opts["d_h"], d_v=opts["d_v"],
                          d_out=opts["d_out"], T=opts["T"], context=opts["context"],
                          degenerate=opts["degenerate"], seed=opts["seed"])

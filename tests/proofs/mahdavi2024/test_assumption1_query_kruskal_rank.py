@@ -31,8 +31,8 @@ def test_verdict_matches_the_oracle(inst):
     holds = oracle(inst.queries, inst.n)
     assert ev.certified
     assert ev.verdict == ("verified" if holds else "refuted")
-    assert [h.to_dict() for h in ev.hypotheses] == [
-        {"name": "n < d", "status": "certified", "detail": f"n = {inst.n}, d = {inst.d}"}]
+    assert ev.hypotheses == ()  # a property of the data: no hypothesis (n >= d simply fails)
+    assert ev.measured["at the data's precision"] in ("exact reading (precision not consulted)", "fails (exactly)")
     if inst.T < inst.n:
         assert "Definition 1" in ev.reason and ev.certificates[-1]["kind"] == "structural"
 
@@ -78,11 +78,11 @@ def test_a_witness_found_by_sampling_refutes():
     assert _witness(ev)["subset"] == [10, 20]
 
 
-def test_n_ge_d_is_a_refuted_hypothesis():
-    inst = make_instance(H=1, n=4, d=3, T=4, allow_n_ge_d=True, seed=0)
+def test_n_gt_d_simply_fails():
+    inst = make_instance(H=1, n=4, d=3, T=4, seed=0)
     ev = check_assumption1(inst)
-    assert ev.hypotheses[0].status == "refuted"
-    assert ev.verdict == "hypotheses-unmet"  # 4 queries in R^3: Kruskal rank <= 3 < 4
+    assert ev.verdict == "refuted" and ev.certified  # 4 queries in R^3: Kruskal rank <= 3 < 4
+    assert "Definition 1" in ev.reason
 
 
 def test_user_arrays():
@@ -122,3 +122,44 @@ def test_low_kruskal_queries_are_refuted(inst):
     assert ev.verdict == "refuted"
     w = _witness(ev)
     assert len(w["subset"]) <= 3 and exact_matvec_is_zero(inst.queries[w["subset"]].T, w["coefficients"])
+
+
+def _file(tmp_path, E, e, name="data.npz"):
+    path = tmp_path / name
+    np.savez(path, contexts=E, queries=e)
+    return path
+
+
+def test_float_computed_dependence_fails_at_the_data_precision(tmp_path):
+    """q5 = 2 q1 - 3 q6 in float64: independent as exact rationals, dependent
+    at the data's precision; --exact-input keeps the exact reading."""
+    from verifier.data.npz import load_npz
+    from proofs.mahdavi2024.theorem1_memorization import check_theorem1
+
+    rng = np.random.default_rng(0)
+    E, e = rng.standard_normal((6, 3, 5)), rng.standard_normal((6, 5))
+    e[4] = 2 * e[0] - 3 * e[5]
+    path = _file(tmp_path, E, e)
+    ev = check_assumption1(load_npz(path))
+    assert ev.verdict == "refuted" and ev.reason.startswith("fails at the data's precision: queries [0, 4, 5]")
+    assert ev.measured["exact reading"] == "holds"
+    assert ev.measured["robustness"]["relative_sigma_min_upper"] <= ev.measured["robustness"]["tolerance"]
+    exact = check_assumption1(load_npz(path, exact_input=True))
+    assert exact.verdict == "verified" and exact.measured["robustness"]["tolerance"] == 0.0
+    thm = check_theorem1(load_npz(path, H=3))
+    assert thm.verdict == "hypotheses-unmet"
+    (a1,) = [h for h in thm.hypotheses if h.name == "Assumption 1"]
+    assert a1.status == "fails-at-precision" and "queries [0, 4, 5]" in thm.reason
+    assert check_theorem1(load_npz(path, exact_input=True, H=3)).verdict == "verified"
+
+
+def test_robust_user_data_holds_at_the_data_precision(tmp_path):
+    from verifier.data.npz import load_npz
+
+    rng = np.random.default_rng(1)
+    path = _file(tmp_path, rng.standard_normal((6, 3, 5)).astype(np.float32),
+                 rng.standard_normal((6, 5)).astype(np.float32))
+    ev = check_assumption1(load_npz(path))
+    assert ev.verdict == "verified" and ev.measured["at the data's precision"] == "holds"
+    assert ev.measured["robustness"]["tolerance"] == 5 * np.finfo(np.float32).eps
+    assert ev.measured["robustness"]["relative_sigma_min_lower"] > 1e-3

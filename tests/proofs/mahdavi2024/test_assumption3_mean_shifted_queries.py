@@ -52,7 +52,7 @@ def test_mean_shifted_queries_are_exact(inst):
 @given(attention_instances(T=st.integers(1, 6), n=st.integers(2, 3)))
 def test_verdict_matches_the_oracle(inst):
     ev = check_assumption3(inst)
-    assert ev.certified and ev.hypotheses[0].status == "certified"
+    assert ev.certified and ev.hypotheses == ()
     assert ev.verdict == ("verified" if oracle(inst) else "refuted")
 
 

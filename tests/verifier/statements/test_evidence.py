@@ -53,6 +53,11 @@ TABLE = {
     (Decision.UNDECIDED, ("certified", "refuted")): "hypotheses-unmet",
     (Decision.FALSE, ("evidence", "refuted")): "hypotheses-unmet",
     (Decision.FALSE, ("assumed", "refuted")): "hypotheses-unmet",
+    # fails at the data's precision (user data): unmet even when the
+    # conclusion holds for the stored floats
+    (Decision.TRUE, ("certified", "fails-at-precision")): "hypotheses-unmet",
+    (Decision.FALSE, ("certified", "fails-at-precision")): "hypotheses-unmet",
+    (Decision.UNDECIDED, ("fails-at-precision",)): "hypotheses-unmet",
 }
 
 
@@ -72,7 +77,9 @@ def test_verdict_rules_hold_for_every_combination(conclusion, statuses):
     hyps = [H(s) for s in statuses]
     v = verdict_of(conclusion, hyps)
     assert v in VERDICTS and v != "error"
-    if conclusion is Decision.TRUE:
+    if "fails-at-precision" in statuses:  # the conclusion's certificate is about the stored floats only
+        assert v == "hypotheses-unmet"
+    elif conclusion is Decision.TRUE:
         assert v == "verified"
     elif "refuted" in statuses:
         assert v == "hypotheses-unmet"
@@ -88,6 +95,7 @@ def test_hypotheses_status():
     assert hypotheses_status([H("certified"), H("evidence")]) == "evidence"
     assert hypotheses_status([H("assumed")]) == "evidence"
     assert hypotheses_status([H("evidence"), H("refuted")]) == "refuted"
+    assert hypotheses_status([H("certified"), H("fails-at-precision")]) == "refuted"
 
 
 def test_default_reasons_name_the_cause():

@@ -1,0 +1,53 @@
+"""Certified robustness: the bounds enclose the relative smallest singular
+value, the worst subset/context is found, and the tolerance decides."""
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from verifier.arith.compare import Decision
+from verifier.arith.robustness import relative_sigma_bounds, relative_sigma_float, stack_robustness, subset_robustness
+
+EPS = np.finfo(np.float64).eps
+
+
+@given(st.integers(1, 4), st.integers(0, 3), st.integers(0, 2**32 - 1))
+def test_bounds_enclose_the_float_value(k, extra, seed):
+    A = np.random.default_rng(seed).standard_normal((k, k + extra))
+    lo, hi = relative_sigma_bounds(A)
+    rho = relative_sigma_float(A[None])[0]
+    assert lo <= rho * (1 + 1e-9) and rho <= hi * (1 + 1e-9)
+    assert 0 < lo <= hi <= 1
+
+
+def test_float_computed_dependence_fails_at_the_tolerance_and_holds_exactly():
+    rng = np.random.default_rng(0)
+    V = rng.standard_normal((6, 5))
+    V[4] = 2 * V[0] - 3 * V[5]  # dependent up to rounding
+    rob = subset_robustness(V, 3, tolerance=5 * EPS, what="queries")
+    assert rob.decision is Decision.FALSE and set(rob.index) == {0, 4, 5}
+    assert rob.upper <= rob.tolerance and rob.screened == rob.population == 20
+    exact = subset_robustness(V, 3, tolerance=0.0)  # the exact reading: tolerance 0
+    assert exact.upper > 0  # the rationals are independent; the margin is tiny
+    assert exact.upper < 1e-14
+
+
+def test_a_tolerance_above_the_margin_is_a_failure_not_a_pass():
+    V = np.eye(3)
+    assert subset_robustness(V, 3, tolerance=0.5).decision is Decision.TRUE  # rho = 1
+    assert subset_robustness(V, 3, tolerance=1.0).decision is Decision.FALSE
+
+
+def test_stack_robustness_names_the_worst_context():
+    rng = np.random.default_rng(1)
+    E = rng.standard_normal((4, 3, 6))
+    E[2, 1] = E[2, 0] + 1e-9 * rng.standard_normal(6)  # nearly repeated token in context 2
+    rob = stack_robustness(E, tolerance=6 * EPS, labels=[10, 11, 12, 13], what="context")
+    assert rob.what == "context 12" and rob.decision is Decision.TRUE
+    assert rob.lower < 1e-8
+    assert stack_robustness(E, tolerance=1e-6).decision is Decision.FALSE
+
+
+def test_sampled_subsets_respect_the_budget():
+    V = np.random.default_rng(2).standard_normal((40, 8))
+    rob = subset_robustness(V, 6, tolerance=0.0, exhaustive_limit=10, samples=500, budget=6 * 6 * 8 * 50)
+    assert rob.screened == 50 and rob.population is None and rob.decision is Decision.TRUE
