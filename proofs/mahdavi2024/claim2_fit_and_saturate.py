@@ -23,29 +23,26 @@ example saturated; ``eps`` default 1e-3.
    the queries >= |J| + 1 (Lemma 3's hypothesis, implied by Assumption 1
    since |J| + 1 <= r <= n; exact by exhaustion when affordable, else
    evidence).  ConstructionFailed is caught and its step named.
-2. c0(eps) certified: per saturated example, g and R in arb balls from the
-   factored weights below, c_cert = a float >= max_t c0(eps, t); the
-   checked c is the smallest power of two >= max(c_cert, builder's c), so
-   c w is exact in float64 and c >= c0 is certain (``c=...`` overrides it).
-3. The weights as the model stores them: W* factored at rank |J|
-   (W_K^* W_Q^*T) and W' appended as one more column,
-   W_K = [W_K^*, v], W_Q = [W_Q^*, c w] in R^{d x r}: rank W <= r is
-   structural.  In arb balls (:func:`verifier.model.mha_balls.scores_ball`):
-   max_{j in J, i} |s_i^(j) - target| certainly < ``tol`` (1e-10, as in
-   Claim 1: W' e^(j) is 0 only up to float rounding, c |v| 1e-16 in the
-   logits), and for t not in J ||s^(t) - one-hot(i*)||_1 = 2 sum_{i != i*} s_i
-   certainly <= eps.  These decide.
-4. The builder's float W = W* + c v w^T (its own c): the fit on J decides;
-   its saturation is reported.  (Its c is c0(eps) in float64 with no
-   margin, so at eps <~ 1e-14 it can miss eps by rounding: the reason says
-   so -- a construction-precision matter, not the paper's.)
-5. i* = argmax E^(t) W' e^(t) is certified unique (Eq. 21's gap > 0 in
-   balls), so sbar^(t) is well defined and depends only on W' and the data.
+2. The conclusion, decided on the EXACT weights W = W* + c v w_ex^T:
+   W* = B P from Claim 1 on J over Q (:func:`~.claim1_fit_one_head.exact_fit_decision`;
+   balls of the exact B, P above ``EXACT_LIMIT``), w_ex = the builder's w made
+   exactly orthogonal to J's queries (:func:`~.lemma3_rank_one_saturation.exact_orthogonal_part`),
+   v the builder's.  Fit on J: E W* e = a exactly and w_ex^T e^(j) = 0
+   exactly, so E W e = a = log s on J exactly (the balls of the logits
+   must contain a: a consistency check that can refute the algebra).  c0(eps): g and R of every saturated example in balls from
+   these weights; c = the smallest power of two >= max(c0 upper, builder's c)
+   (``c=...`` pins it: a negative control).  Off J: ||s^(t) - one-hot(i*)||_1
+   = 2 sum_{i != i*} s_i enclosed in balls, certainly <= eps decides.
+   i* is certified unique (Eq. 21's gap > 0 in balls).  rank W <= |J| + 1
+   <= r: inner dimensions (B P has k columns, v w^T one).
+3. The float64 weights (W* factored at rank |J| with (v, c w) appended, and
+   the builder's W): fit and saturation enclosed in balls and REPORTED, as
+   a precision note beside the exact certificate; a float miss is never a
+   refutation.
 
 Not established
 ---------------
-"Exactly" on J is checked to ``tol`` on float weights (Claim 1's checker
-has the exact identity).  Only one J (the first examples) and one eps.
+Only one J (the first examples) and one eps.
 
 References
 ----------
@@ -61,34 +58,43 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from flint import arb
+from flint import arb, arb_mat, fmpq, fmpq_mat
 
-from verifier.arith.compare import Decision, certainly_less, certainly_less_equal, certainly_positive, upper, workprec
+from verifier.arith.balls import to_arb_mat
+from verifier.arith.compare import Decision, certainly_less_equal, certainly_positive, upper, workprec
+from verifier.arith.exact import to_fmpq_vector
+from verifier.arith.structure import ball_contains_rational
 from verifier.arith.kruskal import kruskal_rank_at_least
 from verifier.data.instances import make_instance, rng_for
-from verifier.errors import ConstructionFailed, InvalidInstance
+from verifier.errors import ConstructionFailed, InsufficientPrecision, InvalidInstance
 from verifier.model import mha as model
 from verifier.model.factorisation import factor_attention
-from verifier.model.mha_balls import scores_ball
+from verifier.model.mha_balls import logits_ball, scores_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.registry import negative_control, statement
 
 from .assumption1_query_kruskal_rank import n_less_than_d
 from .claim1_fit_one_head import (
+    EXACT_LIMIT,
     TOLERANCE,
     build_claim1_attention,
+    build_claim1_attention_exact,
+    claim1_weights_ball,
     contexts_full_row_rank,
+    exact_fit_decision,
     interior_targets,
     queries_independent,
 )
-from .lemma3_rank_one_saturation import build_saturation_vectors, saturation_profile
-from .lemma4_softmax_saturation import (
-    c0_ball,
-    logit_spread,
-    saturation_constant,
-    saturation_constants_ball,
-    saturation_logits,
+from .lemma3_rank_one_saturation import (
+    build_saturation_vectors,
+    exact_orthogonal_part,
+    orthogonal_part_ball,
+    saturation_profile,
 )
+from .lemma4_softmax_saturation import c0_ball, logit_spread, saturation_constant, saturation_constants_ball
+
+
+GAP_RTOL = 64 * np.finfo(np.float64).eps  # float gap of Eq. (21) below this: try another W'
 
 
 @dataclass(frozen=True)
@@ -119,7 +125,7 @@ def build_claim2_attention(contexts, queries, J, targets, saturated, eps: float,
             return Claim2Construction(W_star, W_star, v, w, 0.0, eps, (), np.zeros(0, int),
                                       np.zeros(0), np.zeros(0))
         istar, gap, a = saturation_profile(contexts, queries, v, w, saturated)
-        if np.all(gap > 1e-9 * max(np.abs(a).max(), 1e-300)):
+        if np.all(gap > GAP_RTOL * np.abs(a).max(axis=1)):  # a few ulps: the float argmax is meaningful
             break
     else:
         raise ConstructionFailed("Lemma 3", "no W' with a unique maximum for every saturated example "
@@ -149,17 +155,17 @@ def factored_claim2_weights(cons: Claim2Construction, k: int, c: float) -> tuple
 
 
 def ball_claim2_errors(contexts, queries, J, targets, saturated, istar, *, W=None, W_K=None, W_Q=None):
-    """(max fit error on J, max l1 distance to one-hot off J) as arb balls."""
-    S = scores_ball(contexts, queries, W=W[None]) if W is not None else \
+    """(the differences s_i^(j) - target for j in J, max l1 distance to one-hot
+    off J) as arb balls; ``W`` a one-element list of float or ball matrices."""
+    S = scores_ball(contexts, queries, W=W) if W is not None else \
         scores_ball(contexts, queries, W_K[None], W_Q[None])
-    fit, sat = arb(0), arb(0)
+    diffs, sat = [], arb(0)
     for j, t in enumerate(J):
-        for i, s in enumerate(S[t][0]):
-            fit = fit.max(abs(s - arb(float(targets[j, i]))))
+        diffs += [s - arb(float(targets[j, i])) for i, s in enumerate(S[t][0])]
     for t, i_star in zip(saturated, istar):
         s = S[t][0]
         sat = sat.max(2 * sum((s[i] for i in range(len(s)) if i != i_star), arb(0)))  # sum s = 1
-    return fit, sat
+    return diffs, sat
 
 
 def _kruskal_hypothesis(queries, k: int, saturated: bool, limit: int, seed: int) -> Hypothesis:
@@ -171,10 +177,57 @@ def _kruskal_hypothesis(queries, k: int, saturated: bool, limit: int, seed: int)
                       f"kr in [{kr.lower}, {kr.upper}]" + (f", witness {list(kr.witness)}" if kr.witness else ""))
 
 
+def exact_claim2_weights(E, e, J, targets, cons: Claim2Construction, *, prec: int,
+                         orthogonalize: bool = True) -> dict:
+    """W* (Claim 1 on J, exact) and w_ex (exact orthogonal part of the builder's w)
+    as arb balls, with the exact facts that make the fit on J exact."""
+    k = len(J)
+    EJ, eJ = model.select(E, J), e[J]
+    logits = np.log(targets)
+    fit_dec, fit_cert = exact_fit_decision(EJ, eJ, logits, prec=prec) if k else \
+        (Decision.TRUE, {"kind": "J empty: nothing to fit"})
+    d = E.shape[2]
+    with workprec(prec):
+        if k and EJ.shape[0] * EJ.shape[1] * d <= EXACT_LIMIT:
+            B, P = build_claim1_attention_exact(EJ, eJ, logits)
+            W_star = arb_mat(B) * arb_mat(P)
+            w_ex = exact_orthogonal_part(cons.w, eJ) if orthogonalize else to_fmpq_vector(cons.w)
+            kills = all(sum((wi * xi for wi, xi in zip(w_ex, to_fmpq_vector(x))), fmpq(0)) == 0 for x in eJ)
+            w_ball = arb_mat(fmpq_mat(d, 1, w_ex))
+            how = "exact rationals (fmpq), enclosed in balls"
+        elif k:
+            B, P = claim1_weights_ball(EJ, eJ, logits)
+            W_star, w_ball, kills = B * P, orthogonal_part_ball(cons.w, eJ), True  # exact by the algebra
+            how = "balls of the exact B, P, w_ex (Q^T Q, E E^T, Q_J Q_J^T certainly invertible)"
+        else:
+            W_star, w_ball, kills = arb_mat(d, d), to_arb_mat(cons.w[:, None]), True
+            how = "J empty"
+        Wp = to_arb_mat(cons.v[:, None]) * w_ball.transpose()
+    fit = Decision.all([fit_dec, Decision.TRUE if kills else Decision.FALSE])
+    return {"W_star": W_star, "Wp": Wp, "fit": fit, "how": how,
+            "cert": {**fit_cert, "w_ex^T e^(j) = 0 exactly for j in J (Eq. 20)": kills}}
+
+
+def _saturation_c(E, e, saturated, istar, W_star, Wp, eps: float, n: int) -> tuple[Decision, float]:
+    """(Eq. 21 gaps certified > 0, a float >= max_t c0(eps, t)) from ball weights."""
+    gaps, c_cert = [], 0.0
+    if n == 1 or not saturated:
+        return Decision.TRUE, 0.0
+    L = logits_ball(E, e, W=[W_star, Wp], rows=saturated)
+    for (b, ap), i_star in zip(L, istar):
+        R, g = saturation_constants_ball(b, ap, i_star)
+        gaps.append(certainly_positive(g))
+        if gaps[-1] is Decision.TRUE:
+            c_cert = max(c_cert, upper(c0_ball(R, g, eps, n)))
+    return Decision.all(gaps), c_cert
+
+
 @statement("claim2", H=2, n=3, d=5)
 def check_claim2(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3, tol: float = TOLERANCE,
-                 c: float | None = None, exhaustive_limit: int = 20000, **options) -> Evidence:
-    """Claim 2 with J = the first r-1 examples; ``c`` overrides the construction's c."""
+                 c: float | None = None, exhaustive_limit: int = 20000, orthogonalize: bool = True,
+                 **options) -> Evidence:
+    """Claim 2 with J = the first r-1 examples; ``c`` pins the saturation scale and
+    ``orthogonalize=False`` keeps the float w (negative controls)."""
     if not 0 < eps < 2:
         raise InvalidInstance(f"eps = {eps} must be in (0, 2)")
     E, e = instance.contexts, np.asarray(instance.queries)
@@ -188,67 +241,77 @@ def check_claim2(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3,
     trail = [Step(f"J = first {k} examples (r - 1), {len(saturated)} saturated; targets from seed {seed}",
                   uses="Claim 2"), Step("hypotheses", uses="Assumptions 1-2, Lemma 3",
                                         data={h.name: h.status for h in hyps})]
-    claimed = {"fit on J": f"|s - target| < {tol}", "off J": f"||s - one-hot||_1 <= {eps}", "rank W <=": r}
+    claimed = {"fit on J": "exact", "off J": f"||s - one-hot||_1 <= {eps}", "rank W <=": r}
     try:
         cons = build_claim2_attention(E, e, J, targets, saturated, eps, rng)
-    except ConstructionFailed as exc:
-        trail.append(Step(f"construction stopped: {exc}", uses=exc.step))
+        ex = exact_claim2_weights(E, e, J, targets, cons, prec=prec, orthogonalize=orthogonalize)
+    except (ConstructionFailed, InsufficientPrecision) as exc:
+        step = getattr(exc, "step", "exact weights")
+        trail.append(Step(f"construction stopped: {exc}", uses=step))
         return conclude("claim2", Decision.UNDECIDED, claimed=claimed, measured={"|J|": k}, hypotheses=hyps,
-                        certified=True, method="arb balls", prec_bits=prec, tolerance=tol,
-                        instance=instance.summary(), trail=trail, reason=f"construction failed at {exc.step}: {exc}")
-    W_K0, W_Q0 = base_factors(cons, k)
-    decisions, certs, worst = [], [], {"fit": [], "sat": []}
-    with workprec(prec):  # Eq. (21) gaps and a certified c0(eps) from the factored weights
-        gaps, c_cert = [], 0.0
-        for t, i_star in zip(saturated, cons.istar):
-            b, ap = saturation_logits(E[t], e[t], W_K0, cons.v, cons.w, W_Q=W_Q0)
-            if n == 1:
-                continue
-            R, g = saturation_constants_ball(b, ap, i_star)
-            gaps.append(certainly_positive(g))
-            if gaps[-1] is Decision.TRUE:
-                c_cert = max(c_cert, upper(c0_ball(R, g, eps, n)))
-        gap = Decision.all(gaps) if gaps else Decision.TRUE
-        decisions.append(gap)
+                        method="arb balls", prec_bits=prec, instance=instance.summary(), trail=trail,
+                        reason=f"construction failed at {step}: {exc}")
+    with workprec(prec):
+        gap, c_cert = _saturation_c(E, e, saturated, cons.istar, ex["W_star"], ex["Wp"], eps, n)
         top = max(c_cert, cons.c)
         c_used = float(c) if c is not None else 2.0 ** math.ceil(math.log2(top)) if top > 0 else 0.0
+        W_exact = ex["W_star"] + arb(c_used) * ex["Wp"]
+        _, sat = ball_claim2_errors(E, e, J, targets, saturated, cons.istar, W=[W_exact])
+        logits_J = logits_ball(E, e, W=[W_exact], rows=J) if J else []  # E W e = a = log s exactly
+        consistent = all(ball_contains_rational(x, a) for per_head, a_t in zip(logits_J, np.log(targets))
+                         for x, a in zip(per_head[0], a_t.tolist()))
+        dsat = certainly_less_equal(sat, arb(eps)) if saturated else Decision.TRUE
+        decision = Decision.all([gap, ex["fit"], Decision.TRUE if consistent else Decision.FALSE, dsat])
+        certs = [{"kind": f"exact weights W* + c v w_ex^T ({ex['how']}), c = {c_used}", **ex["cert"],
+                  "logits on J contain log s (balls)": consistent,
+                  "max l1 distance to one-hot off J (ball)": str(sat), "<= eps": dsat.value,
+                  "Eq. (21) gaps certified > 0": gap.value, "prec_bits": prec},
+                 {"kind": "rank W <= r: W* = B P (inner dimension |J|) + rank-one v w^T",
+                  "inner dimension": k + 1, "r": r, "d_h": instance.d_h}]
         W_K, W_Q = factored_claim2_weights(cons, k, c_used)
         W_builder = cons.W if c is None else cons.W_star + c_used * np.outer(cons.v, cons.w)
-        for name, kw in ((f"factored W_K W_Q^T (d x {W_K.shape[1]} factors), c = {c_used}", {"W_K": W_K, "W_Q": W_Q}),
-                         (f"builder's float W, c = {cons.c if c is None else c_used}", {"W": W_builder})):
-            fit, sat = ball_claim2_errors(E, e, J, targets, saturated, cons.istar, **kw)
-            dfit = certainly_less(fit, tol) if J else Decision.TRUE
-            dsat = certainly_less_equal(sat, arb(eps)) if saturated else Decision.TRUE
-            decisions += [dfit] if "builder" in name and c is None else [dfit, dsat]  # see the reason below
-            worst["fit"].append(upper(fit))
-            worst["sat"].append(upper(sat))
-            certs.append({"kind": f"arb balls: {name}", "max fit error on J": str(fit), "fit < tol": dfit.value,
-                          "max l1 distance to one-hot off J": str(sat), "<= eps": dsat.value, "prec_bits": prec})
-    certs.append({"kind": "rank W <= r: W = W_K W_Q^T with inner dimension", "inner dimension": int(W_K.shape[1]),
-                  "r": r, "d_h": instance.d_h, "Eq. (21) gaps certified > 0": gap.value})
-    decision = Decision.all(decisions)
+        floats = {}
+        for name, kw in (("factored W_K W_Q^T", {"W_K": W_K, "W_Q": W_Q}), ("builder's float W", {"W": [W_builder]})):
+            fb, fs = ball_claim2_errors(E, e, J, targets, saturated, cons.istar, **kw)
+            fit_up = max((upper(abs(x)) for x in fb), default=0.0)
+            floats[name] = (fit_up, upper(fs))
+            certs.append({"kind": f"float64 weights (reported, not deciding): {name}",
+                          "max fit error on J (certified upper)": fit_up,
+                          "max l1 off J (certified upper)": upper(fs)})
     measured = {"|J|": k, "saturated": len(saturated), "c": c_used, "c (builder, float c0)": cons.c,
-                "c0(eps) <= (certified)": c_cert, "eps": eps, "max fit error (upper)": max(worst["fit"]),
-                "max l1 off J (upper)": worst["sat"][0], "max l1 off J, builder's W (upper)": worst["sat"][1],
-                "rank W <=": int(W_K.shape[1])}
-    reason = ""
-    if decision is Decision.TRUE and certs[1]["<= eps"] != "true":
-        reason = (f"verified with c = {c_used} (a power of two >= the certified c0 = {c_cert}); the builder's "
-                  f"float c = {cons.c} misses eps by rounding (l1 {worst['sat'][1]:.17g} vs eps {eps:g})")
-    trail += [Step("W* from Claim 1 on J; W' = v w^T from Lemma 3; c = max c0(eps) from Lemma 4",
+                "c0(eps) <= (certified)": c_cert, "eps": eps, "exact fit on J": ex["fit"] is Decision.TRUE,
+                "max l1 off J (upper)": upper(sat),
+                "float64 weights: max fit error on J (certified upper)": floats["factored W_K W_Q^T"][0],
+                "float64 weights: max l1 off J (certified upper)": floats["factored W_K W_Q^T"][1],
+                "max l1 off J, builder's W (upper)": floats["builder's float W"][1], "rank W <=": k + 1}
+    notes = []
+    (fact_fit, _), (build_fit, build_sat) = floats["factored W_K W_Q^T"], floats["builder's float W"]
+    if max(fact_fit, build_fit) >= tol:
+        notes.append(f"precision note: the float64 weights miss the targets on J by up to "
+                     f"{max(fact_fit, build_fit):.3g} (tol {tol:g}); the exact weights fit exactly")
+    if build_sat > eps:
+        notes.append(f"the builder's float c = {cons.c} misses eps by rounding (l1 up to {build_sat:.17g}); "
+                     f"the certified c = {c_used} does not")
+    trail += [Step("W* from Claim 1 on J (exact); w made exactly orthogonal; c = power of two >= max c0(eps)",
                    uses="Claims 1-2, Lemmas 3-4", data={"c": c_used, "eps": eps}),
-              Step("softmax of W_K W_Q^T and of the builder's W in arb balls", uses="Claim 2",
+              Step("softmax of the exact weights in arb balls", uses="Claim 2",
                    data={"decision": decision.value, "max l1 off J": measured["max l1 off J (upper)"]})]
     return conclude("claim2", decision, claimed=claimed, measured=measured, hypotheses=hyps, certified=True,
-                    method="arb balls", prec_bits=prec, tolerance=tol,
+                    method="exact rationals + arb balls (float64 weights reported)", prec_bits=prec,
                     margin=eps - measured["max l1 off J (upper)"], certificates=certs,
-                    instance=instance.summary(), trail=trail, reason=reason)
+                    instance=instance.summary(), trail=trail, reason="; ".join(notes))
 
 
 @negative_control("claim2", "c = 0 (no saturation): the examples off J are not within eps of one-hot",
                   expect=("refuted",))
 def control_claim2_no_saturation(*, prec: int = 128, seed: int = 0) -> Evidence:
     return check_claim2(make_instance(H=2, n=3, d=5, seed=0), prec=prec, seed=0, c=0.0)
+
+
+@negative_control("claim2", "w kept as the float w (orthogonal to J's queries only up to rounding): "
+                  "W' e^(j) != 0 exactly, the exact fit on J fails", expect=("refuted",))
+def control_claim2_w_not_exactly_orthogonal(*, prec: int = 128, seed: int = 0) -> Evidence:
+    return check_claim2(make_instance(H=2, n=3, d=5, seed=0), prec=prec, seed=0, orthogonalize=False)
 
 
 @negative_control("claim2", "every query equal (Assumption 1 fails): Claim 1 on J has no solution",

@@ -54,12 +54,12 @@ from dataclasses import replace
 import numpy as np
 from flint import arb, fmpq, fmpq_mat
 
-from verifier.arith.balls import ball_max, ball_min
+from verifier.arith.balls import ball_max, ball_min, to_arb_mat
 from verifier.arith.compare import Decision, certainly_positive, workprec
 from verifier.arith.exact import to_fmpq_mat, to_fmpq_vector
 from verifier.arith.kruskal import kruskal_rank_at_least
 from verifier.data.instances import make_instance, rng_for
-from verifier.errors import ConstructionFailed, InvalidInstance
+from verifier.errors import ConstructionFailed, InsufficientPrecision, InvalidInstance
 from verifier.model import mha as model
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.registry import negative_control, statement
@@ -121,6 +121,38 @@ def build_exact_saturation_vectors(queries, J, rng: np.random.Generator, *,
             raise ConstructionFailed("Lemma 3", "the queries in J are dependent over Q") from None
         w = (gq - QJ.transpose() * coeff).entries()
     return v, w
+
+
+def exact_orthogonal_part(w, queries_J) -> list:
+    """w - Q_J^T (Q_J Q_J^T)^{-1} Q_J w over Q: the float w (e.g. the builder's,
+    orthogonal to J's queries only up to rounding) made EXACTLY orthogonal.
+    Raises ConstructionFailed when J's queries are dependent over Q."""
+    wq = to_fmpq_vector(np.asarray(w, dtype=np.float64))
+    QJ = np.asarray(queries_J, dtype=np.float64)
+    if QJ.shape[0] == 0:
+        return wq
+    Q = to_fmpq_mat(QJ)  # |J| x d
+    col = fmpq_mat(len(wq), 1, wq)
+    try:
+        coeff = (Q * Q.transpose()).solve(Q * col)
+    except ZeroDivisionError:
+        raise ConstructionFailed("Lemma 3", "the queries in J are dependent over Q") from None
+    return (col - Q.transpose() * coeff).entries()
+
+
+def orthogonal_part_ball(w, queries_J):
+    """The exact orthogonal part of :func:`exact_orthogonal_part` enclosed in
+    balls (arb_mat column); InsufficientPrecision when Q_J Q_J^T is not
+    certainly invertible at the working precision."""
+    col = to_arb_mat(np.asarray(w, dtype=np.float64)[:, None])
+    QJ = np.asarray(queries_J, dtype=np.float64)
+    if QJ.shape[0] == 0:
+        return col
+    Q = to_arb_mat(QJ)
+    try:
+        return col - Q.transpose() * (Q * Q.transpose()).solve(Q * col)
+    except ZeroDivisionError:
+        raise InsufficientPrecision("Q_J Q_J^T not certainly invertible at this precision") from None
 
 
 def _dot(w: list, x) -> fmpq:

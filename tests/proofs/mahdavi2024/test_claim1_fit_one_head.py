@@ -11,6 +11,7 @@ from proofs.mahdavi2024.claim1_fit_one_head import (
     control_claim1_perturbed_weights,
     control_claim1_rank_deficient_context,
     control_claim1_repeated_queries,
+    control_claim1_wrong_right_inverse,
     exact_claim1_identities,
     interior_targets,
 )
@@ -27,7 +28,7 @@ def test_claim1_fits_the_targets_on_valid_instances(inst, seed):
     k = min(inst.r, inst.T)
     assert ev.measured["k"] == k and ev.measured["inner dimension of W_K W_Q^T"] <= max(k, 1) <= inst.d_h
     assert ev.measured["exact identity"] is True
-    assert ev.measured["max fit error (factored, upper)"] < 1e-10
+    assert ev.measured["float64 weights: max fit error (factored, certified upper)"] < 1e-10
     assert all(h.status == "certified" for h in ev.hypotheses)
 
 
@@ -69,7 +70,36 @@ def test_negative_control_rank_deficient_context():
 def test_negative_control_perturbed_weights_is_refuted():
     ev = control_claim1_perturbed_weights()
     assert ev.verdict == "refuted"
-    assert ev.measured["max fit error (factored, upper)"] > 1e-10
+    assert ev.measured["float64 weights: max fit error (factored, certified upper)"] > 1e-10
+
+
+def test_negative_control_wrong_right_inverse_fails_the_exact_identity():
+    ev = control_claim1_wrong_right_inverse()
+    assert ev.verdict == "refuted" and ev.certified and ev.measured["exact identity"] is False
+    assert ev.certificates[0]["E^(t) b^(t) = a^(t) for all t"] is False
+
+
+def test_large_instances_decide_on_balls_of_the_exact_weights(monkeypatch):
+    """Above EXACT_LIMIT the exact B, P are enclosed in balls: same verdict."""
+    import proofs.mahdavi2024.claim1_fit_one_head as c1
+    inst = make_instance(H=1, n=4, d=7, seed=3)
+    monkeypatch.setattr(c1, "EXACT_LIMIT", 0)
+    ev = c1.check_claim1(inst)
+    assert ev.verdict == "verified" and ev.certified
+    assert "balls" in ev.certificates[0]["kind"]
+
+
+def test_float_miss_with_exact_identity_is_a_precision_note_not_a_refutation():
+    """Issue 9: a near-repeated token (E[:,1] = E[:,0] + 1e-8 noise): the float64
+    weights miss by more than tol, the exact W fits: verified, with a note."""
+    from verifier.data.instances import from_arrays
+    base = make_instance(H=3, n=3, d=5, T=7, d_out=2, seed=1)
+    E = np.array(base.contexts)
+    E[:, 1] = E[:, 0] + 1e-8 * np.random.default_rng([1, 99]).standard_normal(E[:, 0].shape)
+    ev = check_claim1(from_arrays(E, base.queries, base.labels, H=3), seed=1)
+    assert ev.verdict == "verified" and ev.measured["exact identity"] is True
+    assert ev.measured["float64 weights: max fit error (factored, certified upper)"] > 1e-10
+    assert "precision note" in ev.reason
 
 
 def test_low_kruskal_queries_are_hypotheses_unmet():
