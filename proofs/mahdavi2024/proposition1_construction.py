@@ -64,6 +64,7 @@ class HeadStep:
     perturbation_bound: float  # x_max * eps * kappa (a priori)
     perturbation_actual: float  # ||Y_c - Y_inf||_2 (float)
     rank_after: int
+    columns: tuple = ()  # head h's columns of Z (pivoted QR of Y_c, best first): this head's block of the minor
 
     @property
     def c(self) -> float:
@@ -83,6 +84,20 @@ class Construction:
     heads: list = field(default_factory=list)
     factorisation_error: float = 0.0
     attention_ranks: tuple = ()
+
+    def minor_columns(self, k: int) -> tuple:
+        """Columns of Z for a k x k minor on the rows ``basis[:k]``, from the
+        induction's own block structure: each head's new rows take that
+        head's best columns (pivoted QR of its row-reduced block Y_c), so the
+        minor is, up to the row operations of App. B, block triangular with
+        the blocks Y_c on its diagonal.  () when the heads did not record any."""
+        cols: list = []
+        for hs in self.heads:
+            need = min(k - len(cols), len(hs.columns))
+            if need <= 0:
+                break
+            cols.extend(hs.columns[:need])
+        return tuple(cols) if len(cols) == k else ()
 
 
 def _limit_rows(contexts, rows, istar) -> np.ndarray:
@@ -105,6 +120,15 @@ def _split_free(res: np.ndarray, scale: float, limit: int) -> list:
     diag = np.abs(np.diag(Rm))
     k = int(np.sum(diag > FREE_ROW_RTOL * max(scale, 1e-300)))
     return [int(i) for i in piv[:min(k, limit)]]
+
+
+def _pivot_columns(Y: np.ndarray) -> np.ndarray:
+    """Column order of a column-pivoted QR of Y (largest first)."""
+    import scipy.linalg
+
+    if Y.shape[0] == 0:
+        return np.zeros(0, dtype=int)
+    return scipy.linalg.qr(Y, mode="r", pivoting=True)[1]
 
 
 def _lstsq_coeffs(Y: np.ndarray, basis: np.ndarray) -> np.ndarray:
@@ -210,6 +234,7 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
         Zh = blocks[:, h]
         lower = J + F
         Y_c = Zh[lower] - (np.vstack([A_J, A[F]]) if F else A_J) @ Zh[basis] if basis else Zh[lower]
+        columns = tuple(int(h * d + j) for j in _pivot_columns(Y_c)[:len(lower)])
         actual = float(np.sqrt(max(np.linalg.eigvalsh((Y_c - Y_inf) @ (Y_c - Y_inf).T)[-1], 0.0))) if len(lower) else 0.0
         # Update the row-echelon representation (App. B's row operations).
         A_lower = np.vstack([A_J, A[F]]) if F else A_J
@@ -225,7 +250,7 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
         A = A_full
         heads.append(HeadStep(h + 1, tuple(basis), tuple(J), tuple(F), A_lower.copy(), targets,
                               claim2, Y_inf, sigma, kappa, x_max, eps, bound, actual,
-                              len(basis) + len(lower)))
+                              len(basis) + len(lower), columns))
         basis = basis + lower
         pending = left
     if not factor:

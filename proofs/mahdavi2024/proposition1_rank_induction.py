@@ -46,6 +46,8 @@ arXiv:2306.02010v3, Sec. 4.1 (Proposition 1), App. B, B.1, B.2.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from verifier.arith.compare import Decision, workprec
@@ -59,6 +61,7 @@ from verifier.data.instances import make_instance
 from verifier.errors import ConstructionFailed
 from verifier.model import mha as model
 from verifier.model.mha_balls import feature_matrix_ball
+from verifier.model.mha_float import feature_columns_float_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, brief, conclude, hypothesis_from_evidence
 from verifier.statements.registry import construction, figure, negative_control, statement
 
@@ -81,17 +84,31 @@ def theorem_hypotheses(instance, *, prec: int = 128, seed: int = 0) -> list[Hypo
 
 
 @construction("proposition1.certify_rank")
-def certify_construction_rank(instance, con: Construction, k: int, *, prec: int = 128):
+def certify_construction_rank(instance, con: Construction, k: int, *, prec: int = 128, method: str = "auto",
+                              backend=None):
     """Certify rank(Z) >= k on the induction's independent rows, with Z
-    enclosed in balls from the factored weights (only the chosen minor)."""
+    enclosed from the factored weights (only the chosen minor: arb balls, or
+    rigorous float balls for the float path).  Columns come from the
+    induction's block structure (:meth:`Construction.minor_columns`); if that
+    minor cannot be certified, from a pivoted QR of the rows."""
     rows = list(con.basis[:k])
     E, e = instance.contexts, instance.queries
 
     def minor_ball(sub_rows, cols):
         return feature_matrix_ball(E, e, con.W_K, con.W_Q, rows=[rows[i] for i in sub_rows], cols=cols)
 
+    def minor_float(sub_rows, cols):
+        return feature_columns_float_ball(E, e, con.W_K, con.W_Q, rows=[rows[i] for i in sub_rows], cols=cols,
+                                          backend=backend)
+
+    opts = dict(prec=prec, max_prec=max(prec, 512), method=method, backend=backend, minor_float=minor_float)
     with workprec(prec):
-        return certify_rank_lower_bound_lazy(con.Z[rows], k, minor_ball, prec=prec, max_prec=max(prec, 512))
+        cols = con.minor_columns(k)
+        if cols:
+            cert = certify_rank_lower_bound_lazy(con.Z[rows], k, minor_ball, cols=cols, **opts)
+            if cert.decision is Decision.TRUE:
+                return replace(cert, method=cert.method + "; columns from the induction's blocks")
+        return certify_rank_lower_bound_lazy(con.Z[rows], k, minor_ball, **opts)
 
 
 def construction_trail(instance, con: Construction) -> list[Step]:

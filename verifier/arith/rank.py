@@ -3,8 +3,11 @@
 What counts as a certificate here (``Decision.TRUE``):
 
 * rank(A) >= k: a k x k submatrix ``A_k`` (rows ``I``, columns ``J``) and a
-  matrix ``R`` with ``||I_k - R A_k||_inf < 1``, bounded above in ball
-  arithmetic.  Then ``R A_k`` is invertible (its distance to ``I_k`` is below
+  matrix ``R`` with ``||I_k - R A_k||_inf < 1``, bounded above either in ball
+  arithmetic (``method="arb"``) or by float64 products with a priori error
+  bounds valid for any summation order (``method="float"``,
+  :func:`verifier.arith.float_certificates.inverse_residual_bound`, Rump's
+  verification method: one inverse and one product of the minor).  Then ``R A_k`` is invertible (its distance to ``I_k`` is below
   1, so the Neumann series converges), hence ``A_k`` is invertible and
   rank(A) >= k.  ``R`` is any matrix at all -- a float64 inverse of the
   midpoint -- so its own errors cannot make the test lie.  When ``A`` is an
@@ -15,7 +18,11 @@ Rank upper bounds (exact null vectors) are in :mod:`verifier.arith.null_vectors`
 bounds on the smallest singular value in :mod:`verifier.arith.singular_values`.
 
 The test avoids the Gram matrix ``A A^T`` (condition number squared) and
-``arb_mat.det`` (about 6 s at 621 x 621): one arb matrix product does the work.
+``arb_mat.det`` (about 6 s at 621 x 621): one matrix product does the work.
+``method="auto"`` (default): arb for minors up to :data:`FLOAT_FROM` (small
+cases, where the precision ladder is cheap), the float path above, and arb
+again when the float path cannot decide a minor up to :data:`REFINE_LIMIT`.
+The result's ``method`` names the path that decided.
 
 Floats (``numerical_rank``, the pivoted QR that chooses the minor) only make
 the choice; they are never evidence.
@@ -33,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
-from flint import arb_mat
+from flint import arb, arb_mat
 
 from verifier.arith.balls import (
     arb_mat_mid,
@@ -45,6 +52,9 @@ from verifier.arith.balls import (
     to_arb_mat,
 )
 from verifier.arith.compare import Decision, certainly_less, with_precision_ladder
+from verifier.arith.backend import get_backend
+from verifier.arith.float_certificates import METHOD as FLOAT_METHOD
+from verifier.arith.float_certificates import FloatBall, float_ball_of, inverse_residual_bound
 from verifier.errors import InvalidInstance
 
 __all__ = [
@@ -60,9 +70,16 @@ __all__ = [
 #: costs ~6 s at 621 x 621 and 256 bits).
 REFINE_LIMIT = 300
 
+#: ``method="auto"`` certifies minors larger than this with the float path.
+FLOAT_FROM = 64
+METHODS = ("auto", "arb", "float")
+
 
 def _split(A) -> tuple[np.ndarray, arb_mat | None]:
     """(float midpoint array, ball matrix or None for exact float input)."""
+    if isinstance(A, FloatBall):
+        mid = np.asarray(A.mid if not hasattr(A.mid, "numpy") else A.mid.cpu().numpy())
+        return mid, (A if A.rad is not None else None)
     if isinstance(A, arb_mat):
         mid = arb_mat_mid(A)
         if not np.all(np.isfinite(mid)):
@@ -144,9 +161,14 @@ def _select_minor(mid: np.ndarray, k: int, row_order: np.ndarray | None):
     return rows, cols
 
 
-def _ball_minor(mid: np.ndarray, ball: arb_mat | None, rows, cols) -> arb_mat:
+def _ball_minor(mid: np.ndarray, ball, rows, cols) -> arb_mat:
+    """The minor as an arb_mat enclosing the true minor (exact for float input)."""
     if ball is None:
         return to_arb_mat(mid[np.ix_(rows, cols)])  # exact
+    if isinstance(ball, FloatBall):
+        fb = float_ball_of(ball, "numpy")
+        sub_m, sub_r = fb.mid[np.ix_(rows, cols)], fb.rad[np.ix_(rows, cols)]
+        return arb_mat([[arb(float(x), float(r)) for x, r in zip(xr, rr)] for xr, rr in zip(sub_m, sub_r)])
     m, n = mid.shape
     obj = np.empty(m * n, dtype=object)
     obj[:] = ball.entries()
@@ -154,8 +176,18 @@ def _ball_minor(mid: np.ndarray, ball: arb_mat | None, rows, cols) -> arb_mat:
     return arb_mat(len(rows), len(cols), sub.ravel().tolist())
 
 
+def _float_minor(mid: np.ndarray, ball, rows, cols):
+    """The minor as a float array (exact input) or a FloatBall enclosing it."""
+    if ball is None:
+        return mid[np.ix_(rows, cols)]
+    if isinstance(ball, FloatBall):
+        fb = float_ball_of(ball, "numpy")
+        return FloatBall(fb.mid[np.ix_(rows, cols)], fb.rad[np.ix_(rows, cols)])
+    return float_ball_of(_ball_minor(mid, ball, rows, cols))
+
+
 def _certify_minor(Mmid: np.ndarray, Mball: arb_mat, exact_input: bool, prec: int, max_prec: int):
-    """Preconditioned nonsingularity test; returns (decision, residual, bits, how)."""
+    """Preconditioned nonsingularity test in arb; returns (decision, residual, bits, how)."""
     k = Mmid.shape[0]
     try:
         R0 = np.linalg.inv(Mmid)
@@ -186,15 +218,39 @@ def _certify_minor(Mmid: np.ndarray, Mball: arb_mat, exact_input: bool, prec: in
     return decision, resid, bits, state["how"]
 
 
-def certify_rank_lower_bound(A, k: int | None = None, *, prec: int = 128, max_prec: int = 1024) -> RankLowerBound:
+def _decide_minor(k: int, float_minor, arb_minor, exact_input: bool, *, method: str, prec: int,
+                  max_prec: int, backend=None):
+    """Certify a k x k minor nonsingular by the path ``method`` picks (see the
+    module docstring).  ``float_minor()``/``arb_minor()`` build the minor on
+    demand.  Returns (decision, residual bound, bits, method text)."""
+    if method not in METHODS:
+        raise InvalidInstance(f"unknown certificate method {method!r}; choose from {', '.join(METHODS)}")
+    note = ""
+    if method == "float" or (method == "auto" and k > FLOAT_FROM):
+        name = get_backend(backend).name
+        resid = inverse_residual_bound(float_minor(), backend=backend)
+        text = f"{FLOAT_METHOD} [{name}]: ||I - R A_minor||_inf < 1, R ~ inv(mid A_minor)"
+        if resid < 1:
+            return Decision.TRUE, resid, 53, text
+        if method == "float" or k > REFINE_LIMIT:
+            return Decision.UNDECIDED, resid, 53, f"{text}: not decided (bound {resid:.3g})"
+        note = f"float path undecided (bound {resid:.3g}); then "
+    Mball = arb_minor()
+    decision, resid, bits, how = _certify_minor(arb_mat_mid(Mball), Mball, exact_input, prec, max_prec)
+    return decision, resid, bits, f"{note}arb: ||I - R A_minor||_inf < 1 with {how}"
+
+
+def certify_rank_lower_bound(A, k: int | None = None, *, prec: int = 128, max_prec: int = 1024,
+                             method: str = "auto", backend=None) -> RankLowerBound:
     """Certify rank(A) >= k by a nonsingular k x k minor.
 
-    ``A``: float64 array (entries taken as exact) or ``arb_mat`` (a ball
-    enclosure of the true matrix).  The minor is chosen in float64: rows by
-    pivoted QR of A^T, then columns by pivoted QR of those rows.  The minor is
-    certified by ``||I - R A_minor||_inf < 1`` in arb (see module docstring),
-    with ``with_precision_ladder``; past the first precision a multiprecision
-    preconditioner is tried, for minors up to ``REFINE_LIMIT``.
+    ``A``: float64 array (entries taken as exact), ``arb_mat`` or
+    :class:`~verifier.arith.float_certificates.FloatBall` (a ball enclosure of
+    the true matrix).  The minor is chosen in float64: rows by pivoted QR of
+    A^T, then columns by pivoted QR of those rows.  The minor is certified by
+    ``||I - R A_minor||_inf < 1`` (see the module docstring for ``method``);
+    in arb with ``with_precision_ladder``, past the first precision with a
+    multiprecision preconditioner for minors up to ``REFINE_LIMIT``.
 
     ``k`` given: that k only; UNDECIDED if it cannot be certified (never a
     smaller k).  ``k=None``: start at the numerical rank and, on failure, try
@@ -231,12 +287,11 @@ def certify_rank_lower_bound(A, k: int | None = None, *, prec: int = 128, max_pr
         if kk == 0:
             break
         rows, cols = _select_minor(mid, kk, row_order)
-        Mmid = mid[np.ix_(rows, cols)]
-        Mball = _ball_minor(mid, ball, rows, cols)
-        decision, resid, bits, how = _certify_minor(Mmid, Mball, ball is None, prec, max_prec)
+        decision, resid, bits, how = _decide_minor(
+            kk, lambda: _float_minor(mid, ball, rows, cols), lambda: _ball_minor(mid, ball, rows, cols),
+            ball is None, method=method, prec=prec, max_prec=max_prec, backend=backend)
         res = RankLowerBound(kk, tuple(int(i) for i in rows), tuple(int(j) for j in cols), decision, bits,
-                             f"arb: ||I - R A_minor||_inf < 1 with {how}", resid,
-                             time.perf_counter() - t0, requested)
+                             how, resid, time.perf_counter() - t0, requested)
         if decision is Decision.TRUE:
             return res
         if first is None:
@@ -247,14 +302,17 @@ def certify_rank_lower_bound(A, k: int | None = None, *, prec: int = 128, max_pr
 
 
 def certify_rank_lower_bound_lazy(mid: np.ndarray, k: int, minor_ball, *, prec: int = 128,
-                                  max_prec: int = 1024) -> RankLowerBound:
-    """rank >= k for a matrix known by its float64 midpoint ``mid`` and a
-    callback ``minor_ball(rows, cols) -> arb_mat`` that encloses any k x k
-    submatrix of the TRUE matrix.  The minor is chosen in float64 exactly as
-    in :func:`certify_rank_lower_bound`; only that minor is ever computed in
-    balls (e.g. 757 of the 9216 columns of a ViT-scale Z)."""
+                                  max_prec: int = 1024, method: str = "auto", backend=None,
+                                  minor_float=None, cols=None) -> RankLowerBound:
+    """rank >= k for a matrix known by its float64 midpoint ``mid`` and
+    callbacks that enclose any k x k submatrix of the TRUE matrix:
+    ``minor_ball(rows, cols) -> arb_mat`` and, for the float path,
+    ``minor_float(rows, cols) -> FloatBall`` (default: ``minor_ball``
+    converted).  The minor is chosen in float64 as in
+    :func:`certify_rank_lower_bound`, or its columns are given (``cols``,
+    e.g. from the structure of a construction); only that minor is ever
+    enclosed (e.g. 757 of the 9216 columns of a ViT-scale Z)."""
     t0 = time.perf_counter()
-    mid = np.asarray(mid, dtype=np.float64)
     m, n = mid.shape
     k = int(k)
     if k > min(m, n):
@@ -263,13 +321,20 @@ def certify_rank_lower_bound_lazy(mid: np.ndarray, k: int, minor_ball, *, prec: 
     if k == 0:
         return RankLowerBound(0, (), (), Decision.TRUE, prec, "rank >= 0 holds trivially", 0.0,
                               time.perf_counter() - t0, k)
-    row_order = _pivot_order(mid.T) if k < m else None
-    rows, cols = _select_minor(mid, k, row_order)
-    Mball = minor_ball(rows, cols)
-    decision, resid, bits, how = _certify_minor(arb_mat_mid(Mball), Mball, False, prec, max_prec)
+    if cols is not None:
+        if len(cols) != k or k != m:
+            raise InvalidInstance(f"given columns need k = rows = len(cols), got k={k}, {m} rows, {len(cols)} cols")
+        rows, cols = np.arange(m), np.asarray(cols, dtype=np.intp)
+    else:
+        mid = np.asarray(mid, dtype=np.float64)
+        row_order = _pivot_order(mid.T) if k < m else None
+        rows, cols = _select_minor(mid, k, row_order)
+    get_float = (lambda: minor_float(rows, cols)) if minor_float is not None \
+        else (lambda: float_ball_of(minor_ball(rows, cols)))
+    decision, resid, bits, how = _decide_minor(k, get_float, lambda: minor_ball(rows, cols), False,
+                                               method=method, prec=prec, max_prec=max_prec, backend=backend)
     return RankLowerBound(k, tuple(int(i) for i in rows), tuple(int(j) for j in cols), decision, bits,
-                          f"arb: ||I - R A_minor||_inf < 1 with {how} (minor computed in balls)", resid,
-                          time.perf_counter() - t0, k)
+                          f"{how} (only the minor enclosed)", resid, time.perf_counter() - t0, k)
 
 
 def certify_full_row_rank(A, **kw) -> RankLowerBound:

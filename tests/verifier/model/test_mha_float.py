@@ -1,0 +1,85 @@
+"""Rigorous float balls of the layer (verifier/model/mha_float.py) against Arb:
+the float ball must contain the exact value (Arb's, at 200 bits, whose own
+radius is negligible), on random weights and on Prop. 1's saturated ones."""
+import numpy as np
+import pytest
+from flint import arb
+from hypothesis import given
+from hypothesis import strategies as st
+
+from proofs.mahdavi2024.proposition1_construction import build_key_query_weights
+from verifier.arith.backend import get_backend
+from verifier.arith.compare import workprec
+from verifier.data.instances import make_instance
+from verifier.data.strategies import attention_instances
+from verifier.model.mha_balls import feature_matrix_ball, scores_ball
+from verifier.model.mha_float import feature_columns_float_ball, logits_float_ball, softmax_float_ball
+
+
+def _contains(mid, rad, ball) -> bool:
+    """True when the float ball holds the exact value: Arb's ball, far
+    narrower, must lie inside [mid - rad, mid + rad]."""
+    lo, hi = arb(float(mid)) - arb(float(rad)), arb(float(mid)) + arb(float(rad))
+    return bool(lo <= ball.lower() and ball.upper() <= hi)
+
+
+def _check_features(inst, W_K, W_Q, backend, rows=None, cols=None):
+    b = get_backend(backend)
+    fb = feature_columns_float_ball(inst.contexts, inst.queries, W_K, W_Q, rows=rows, cols=cols, backend=backend)
+    mid, rad = b.to_numpy(fb.mid), b.to_numpy(fb.rad)
+    with workprec(200):
+        Zb = feature_matrix_ball(inst.contexts, inst.queries, W_K, W_Q, rows=rows, cols=cols)
+        for i in range(Zb.nrows()):
+            for j in range(Zb.ncols()):
+                assert _contains(mid[i, j], rad[i, j], Zb[i, j]), (i, j)
+    return rad
+
+
+@given(attention_instances(H=st.integers(1, 3), n=st.integers(2, 4)), st.sampled_from([0.1, 3.0, 40.0]))
+def test_float_feature_ball_contains_exact_features(inst, scale):
+    rng = np.random.default_rng(inst.seed)
+    W_K = scale * rng.standard_normal((inst.H, inst.d, inst.d_h))
+    W_Q = scale * rng.standard_normal((inst.H, inst.d, inst.d_h))
+    rad = _check_features(inst, W_K, W_Q, "numpy")
+    assert rad.max() < 1e-6 * max(1.0, scale**2 * 1e3)
+
+
+@pytest.mark.parametrize("context", ["shared", "random"])
+@pytest.mark.parametrize("backend", ["numpy", "torch-cpu"])
+def test_float_feature_ball_on_saturated_construction(context, backend):
+    """Prop. 1's weights: logits up to ~1e4 with cancellation on the fitted rows."""
+    inst = make_instance(H=3, n=3, d=5, context=context, seed=1)
+    con = build_key_query_weights(inst, seed=0)
+    rad = _check_features(inst, con.W_K, con.W_Q, backend, rows=list(con.basis), cols=None)
+    assert rad.max() < 1e-9
+
+
+def test_float_softmax_contains_arb_softmax_and_stays_tight_when_saturated():
+    b = get_backend("numpy")
+    a = np.array([[1e7, 1e7 - 30.0, -1e7, 0.0], [0.5, 0.25, -1.0, 2.0]])
+    rad = np.array([[1e-5, 1e-5, 1e-5, 1e-5], [1e-13, 0.0, 0.0, 1e-13]])
+    mid, srad = softmax_float_ball(b, a, rad)
+    with workprec(200):
+        for t in range(2):
+            for sign in (-1.0, 1.0):  # exact softmax at two corners of the logit ball
+                logits = [arb(float(a[t, i])) + sign * (-1) ** i * arb(float(rad[t, i])) for i in range(4)]
+                m = max(logits, key=lambda x: float(x.mid()))
+                ex = [(x - m).exp() for x in logits]
+                tot = sum(ex[1:], ex[0])
+                for i in range(4):
+                    assert _contains(mid[t, i], srad[t, i], ex[i] / tot)
+    assert srad[0, 0] < 1e-12  # saturated: the top probability is tight though the logits carry +/- 1e-5
+
+
+def test_float_logits_match_arb_logits():
+    inst = make_instance(H=2, n=3, d=6, context="random", seed=2)
+    con = build_key_query_weights(inst, seed=0)
+    b = get_backend("numpy")
+    with workprec(200):
+        S = scores_ball(inst.contexts, inst.queries, con.W_K, con.W_Q)
+        for h in range(2):
+            am, ar = logits_float_ball(b, inst.contexts, inst.queries, con.W_K, con.W_Q, h)
+            sm, sr = softmax_float_ball(b, am, ar)
+            for t in range(inst.T):
+                for i in range(inst.n):
+                    assert _contains(sm[t, i], sr[t, i], S[t][h][i])

@@ -1,0 +1,246 @@
+"""Rigorous floating-point certificates: nonsingular minors, smallest singular
+values, residuals (Rump, Acta Numerica 2010; INTLAB's ``verifylss`` style).
+
+Each certificate is a few float64 matrix products on a backend (numpy, torch
+CPU, torch CUDA: :mod:`.backend`) plus the a priori error bounds of
+:mod:`.float_bounds`, which hold for any summation order.  Input matrices are
+exact floats or balls ``mid +/- rad`` (float arrays; :func:`float_ball_of`
+turns an ``arb_mat`` into one, rigorously), and every claim holds for every
+matrix in the ball.
+
+* :func:`inverse_residual_bound`: a float ``>= ||I - R X||_inf`` for every X in
+  the ball, ``R`` any float matrix (default a float inverse of the midpoint).
+  Below 1 proves every X nonsingular (the Neumann series of ``I - R X``
+  converges, so ``R X`` is invertible).  Cost: one inverse and one product of
+  the minor; the error terms are matrix-VECTOR products
+  (``|R| (gamma_k |mid| 1 + rad 1)``), so the floor is the plain product.
+* :func:`sigma_min_lower_float`: ``sigma_min(X) >= s`` for every X in the ball
+  (T x m, T <= m), from ``X X^T - alpha I`` positive definite: a float
+  Cholesky ``L`` of ``G - alpha I`` (G = fl(mid mid^T)) and the rigorous bound
+  ``lambda_min(X X^T) >= alpha - ||G - alpha I - L L^T||_2 - ||X X^T - G||_2``
+  (both norms bounded by row sums of entrywise bounds: a nonnegative symmetric
+  bound's spectral radius is at most its largest row sum).
+* :func:`residual_upper_float`: floats ``>= |X M - B|`` entrywise.
+
+A one-sided bound proves its inequality and never refutes it: a bound ``>= 1``
+means "not decided", never "singular".
+
+>>> import numpy as np
+>>> inverse_residual_bound(np.array([[2.0, 1.0], [1.0, 3.0]])) < 1
+True
+>>> inverse_residual_bound(np.array([[1.0, 2.0], [2.0, 4.0]])) < 1    # singular: never below 1
+False
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from verifier.arith.backend import get_backend
+from verifier.arith.float_bounds import (
+    SLACK,
+    UL,
+    U,
+    FloatRangeError,
+    abs_upper,
+    add_up,
+    ball_matmul,
+    check_ieee,
+    check_range,
+    gamma,
+    nonneg_matmul_up,
+    rowsum_up,
+    up_scale,
+)
+from verifier.errors import InsufficientPrecision, InvalidInstance
+
+__all__ = ["FloatBall", "float_ball_of", "inverse_residual_bound", "sigma_min_lower_float",
+           "residual_upper_float", "METHOD"]
+
+#: How the evidence names this path.
+METHOD = "float64 verification (Rump): a priori error bounds, any summation order"
+
+
+@dataclass(frozen=True)
+class FloatBall:
+    """Every real matrix X with ``|X - mid| <= rad`` entrywise (``rad`` None:
+    the exact float matrix ``mid``).  Arrays of one backend."""
+
+    mid: object
+    rad: object = None
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self.mid.shape)
+
+
+def float_ball_of(A, backend=None) -> FloatBall:
+    """A :class:`FloatBall` enclosing ``A``: a float array (exact), a
+    FloatBall (moved to the backend), or an ``arb_mat``: midpoints rounded to
+    float64 and radii ``>= rad + |float(mid) - mid|`` (rounding to nearest
+    moves a midpoint by at most u |mid|), rounded up."""
+    b = get_backend(backend)
+    if isinstance(A, FloatBall):
+        return FloatBall(b.asarray(A.mid), None if A.rad is None else b.asarray(A.rad))
+    from flint import arb_mat
+
+    if isinstance(A, arb_mat):
+        from verifier.arith.balls import arb_mat_mid, arb_mat_rad_upper
+
+        mid = arb_mat_mid(A)
+        if not np.all(np.isfinite(mid)):
+            raise InvalidInstance("ball matrix has NaN or infinite midpoints")
+        rad = arb_mat_rad_upper(A)
+        rad = up_scale(b, rad + np.abs(mid) * float(2 * U), Fraction(1) / (1 - U))
+        return FloatBall(b.asarray(mid), b.asarray(rad))
+    return FloatBall(b.asarray(A), None)
+
+
+def _split(A, backend):
+    b = get_backend(backend)
+    check_ieee(b)
+    ball = float_ball_of(A, b)
+    return b, ball.mid, ball.rad
+
+
+def inverse_residual_bound(A, R=None, *, backend=None) -> float:
+    """A float ``>= max_X ||I - R X||_inf`` over the ball ``A`` (k x k);
+    ``inf`` when no float inverse exists or an operand is out of range.
+
+    With ``P = fl(R mid)`` and ``D = fl(I - P)`` (one rounding on the
+    diagonal only), for every X in the ball:
+
+        |I - R X| <= (|D| + UL)/(1-u) + gamma_k |R||mid| + 3 k UL + |R| rad,
+
+    whose row sums are ``rowsum|D|/(1-u) + |R| (gamma_k |mid| 1 + rad 1) + ...``.
+    """
+    b, mid, rad = _split(A, backend)
+    k = mid.shape[0]
+    if mid.shape != (k, k):
+        raise InvalidInstance(f"inverse_residual_bound needs a square matrix, got {tuple(mid.shape)}")
+    if k == 0:
+        return 0.0
+    try:
+        check_range(b, mid, rad)
+        R = b.inv(mid) if R is None else b.asarray(R)
+        if R is None:
+            return float("inf")
+        check_range(b, R)
+    except FloatRangeError:
+        return float("inf")
+    g = gamma(k)
+    D = -b.matmul(R, mid)
+    b.add_to_diagonal(D, 1.0)  # fl(1 - P_ii): one rounding per diagonal entry
+    a = up_scale(b, rowsum_up(b, b.abs(D)), 1 / (1 - U), k * UL / (1 - U))
+    w = up_scale(b, rowsum_up(b, b.abs(mid)), g)
+    if rad is not None:
+        w = add_up(b, w, rowsum_up(b, rad))
+    t = nonneg_matmul_up(b, b.abs(R), w)
+    total = up_scale(b, add_up(b, a, t), Fraction(1), 3 * k * k * UL + SLACK)
+    return b.max(total) if b.all_finite(total) else float("inf")
+
+
+def _gram_perturbation_bound(b, mid, rad) -> Fraction:
+    """An exact rational ``>= ||X X^T - G||_2`` for every X in the ball, where
+    G is the symmetric matrix from the lower triangle of fl(mid mid^T):
+    row sums of ``gamma_m |mid||mid|^T + 3 m UL + |mid| rad^T + rad |mid|^T +
+    rad rad^T``, by matrix-vector products."""
+    T, m = mid.shape
+    amid = b.abs(mid)
+    c_abs = rowsum_up(b, amid.T)  # >= |mid|^T 1 (column sums)
+    v = up_scale(b, c_abs, gamma(m))
+    if rad is not None:
+        c_rad = rowsum_up(b, rad.T)
+        v = add_up(b, v, c_rad)
+    s = nonneg_matmul_up(b, amid, v)
+    if rad is not None:
+        s = add_up(b, s, nonneg_matmul_up(b, rad, add_up(b, c_abs, c_rad)))
+    s = up_scale(b, s, Fraction(1), 3 * m * T * UL + SLACK)
+    return Fraction(b.max(s))
+
+
+def _cholesky_defect(b, G, alpha: float):
+    """(L, bound) with ``||G - alpha I - L L^T||_2 + |fl(G - alpha I) - (G - alpha I)|``
+    bounded by ``bound`` (an exact rational), or (None, None) if the float
+    Cholesky of ``G - alpha I`` breaks down."""
+    T = G.shape[0]
+    Gs = G.clone() if b.is_torch else G.copy()
+    b.add_to_diagonal(Gs, -alpha)  # one rounding per diagonal entry
+    shift_err = Fraction(b.max(up_scale(b, b.abs(b.diagonal(Gs)), U / (1 - U), UL)))
+    L = b.cholesky_lower(Gs)
+    if L is None or not b.all_finite(L):
+        return None, None
+    L = b.tril(L)
+    F = b.matmul(L, L.T)
+    H = b.abs(Gs - F)  # |fl(Gs - F)| ; |Gs - F| <= |H|/(1-u)
+    h = up_scale(b, rowsum_up(b, H), 1 / (1 - U))
+    aL = b.abs(L)
+    t = up_scale(b, nonneg_matmul_up(b, aL, rowsum_up(b, aL.T)), gamma(T))  # gamma_T |L||L|^T 1
+    total = up_scale(b, add_up(b, h, t), Fraction(1), 3 * T * T * UL + SLACK)
+    return L, Fraction(b.max(total)) + shift_err
+
+
+def sigma_min_lower_float(A, *, alpha: float | None = None, backend=None, tries: int = 4) -> float:
+    """A float ``s > 0`` with ``sigma_T(X) >= s`` for every X in the ball
+    ``A`` (T x m, T <= m); raises :class:`InsufficientPrecision` when the
+    test cannot prove any positive bound (A numerically rank deficient, too
+    ill-conditioned for the Gram route (kappa^2 u T >~ 1), or too wide a ball).
+
+    ``alpha``: the squared bound to try (default 15/16 of the float estimate
+    ``lambda_min(fl(mid mid^T))``); halved on failure, ``tries`` times.
+    """
+    b, mid, rad = _split(A, backend)
+    T, m = mid.shape
+    if T > m:
+        raise InvalidInstance(f"sigma_min_lower_float needs T <= m, got {T} x {m}")
+    if T == 0:
+        raise InvalidInstance("empty matrix has no smallest singular value")
+    try:
+        check_range(b, mid, rad)
+    except FloatRangeError as exc:
+        raise InsufficientPrecision(str(exc)) from None
+    G0 = b.tril(b.matmul(mid, mid.T))
+    G = G0 + G0.T
+    b.scale_diagonal(G, 0.5)  # the diagonal was doubled: halving is exact
+    del G0
+    eps_gram = _gram_perturbation_bound(b, mid, rad)
+    if alpha is None:
+        lam = float(b.to_numpy(b.eigvalsh(G))[0])
+        if not lam > 0:
+            raise InsufficientPrecision("fl(A A^T) is not positive definite: A may be rank deficient")
+        alpha = lam * 15 / 16
+    for _ in range(max(1, tries)):
+        L, defect = _cholesky_defect(b, G, alpha)
+        if L is not None:
+            lb2 = Fraction(alpha) - defect - eps_gram
+            if lb2 > 0:
+                s = math.sqrt(float(lb2))
+                s = math.nextafter(s, -math.inf)
+                while Fraction(s) ** 2 > lb2:  # float(lb2) may round up
+                    s = math.nextafter(s, -math.inf)
+                return s
+        alpha /= 2
+    raise InsufficientPrecision("A A^T - alpha I not proved positive definite for any alpha tried: "
+                                "A may be rank deficient or too ill-conditioned for the float route")
+
+
+def residual_upper_float(A, M, B, *, backend=None):
+    """Floats (numpy) ``>= |X M - B|`` entrywise for every X in the ball ``A``
+    (``M``, ``B`` exact float matrices)."""
+    b, mid, rad = _split(A, backend)
+    M, B = b.asarray(M), b.asarray(B)
+    try:
+        C, C_rad = ball_matmul(b, mid, rad, M, None)
+    except FloatRangeError as exc:
+        raise InsufficientPrecision(str(exc)) from None
+    Dm = b.abs(C - B)  # one rounding: |C - B| <= |fl(C - B)| / (1 - u)
+    return b.to_numpy(add_up(b, up_scale(b, Dm, 1 / (1 - U)), C_rad))
+
+
+def abs_ball_upper(A, backend=None):
+    """Floats ``>= |X|`` for every X in the ball (numpy)."""
+    b, mid, rad = _split(A, backend)
+    return b.to_numpy(abs_upper(b, mid, rad))

@@ -1,0 +1,165 @@
+"""Eqs. (1)-(3) and (7) in rigorous float64 balls: enclosures at matrix-product speed.
+
+The same layer as :mod:`verifier.model.mha` and :mod:`verifier.model.mha_balls`,
+computed on an array backend (numpy, torch CPU/CUDA) with the a priori error
+bounds of :mod:`verifier.arith.float_bounds` and the rigorous exp of
+:mod:`verifier.arith.float_exp`.  Every result is a ball ``mid +/- rad`` of
+float arrays that contains the EXACT value of the layer for the given float64
+weights and data (the float64 inputs are exact dyadic rationals).
+
+* logits (Eq. 1): ``a = (e W_Q)(E W_K)^T`` for a shared context (one n x d
+  matrix: cost T d d_h + n d d_h + T n d_h per head) and ``a = E (W_K (W_Q^T
+  e))`` otherwise; ``e W_Q`` by :func:`~verifier.arith.float_accurate.accurate_matmul`
+  (it cancels: Prop. 1's saturation column ``c w`` is orthogonal to the fitted
+  queries), the others by :func:`~verifier.arith.float_bounds.ball_matmul`.
+* softmax (Eq. 2): shifted by the float row maximum of the midpoints (an exact
+  shift: softmax is shift-invariant), exp enclosed, sums and quotients
+  rounded outward.
+* features (Eqs. 3, 7): ``z_h = s_h^T E`` on the requested columns only.
+
+>>> import numpy as np
+>>> from verifier.arith.backend import get_backend
+>>> b = get_backend("numpy")
+>>> mid, rad = softmax_float_ball(b, np.array([[0.0, 0.0]]), np.zeros((1, 2)))
+>>> bool(abs(mid[0, 0] - 0.5) <= rad[0, 0] < 1e-14)
+True
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from verifier.arith.backend import get_backend
+from verifier.arith.float_bounds import (
+    SLACK,
+    UL,
+    FloatRangeError,
+    U,
+    add_up,
+    ball_matmul,
+    check_range,
+    down_scale,
+    gamma,
+    rowsum_up,
+    up_scale,
+)
+from verifier.arith.float_accurate import accurate_matmul
+from verifier.arith.float_certificates import FloatBall
+from verifier.arith.float_exp import exp_bounds
+from verifier.model import mha as model
+
+__all__ = ["logits_float_ball", "softmax_float_ball", "feature_columns_float_ball"]
+
+
+def _keepmax(b, a):
+    if b.is_torch:
+        return a.max(dim=-1, keepdim=True).values
+    return np.max(a, axis=-1, keepdims=True)
+
+
+def softmax_float_ball(b, a_mid, a_rad):
+    """(mid, rad) enclosing softmax(a) along the last axis for every a in
+    ``a_mid +/- a_rad``.
+
+    Written relative to the EXACT logit of a reference entry k (the float
+    argmax of the midpoints): ``s_i = e^{y_i} / sum_j e^{y_j}`` with ``y_j =
+    a_j - a_k``, so ``y_k = 0`` exactly and a saturated row's largest
+    probability ``1 / (1 + sum_{j != k} e^{y_j})`` stays tight however wide
+    the (huge) logits' own balls are; ``y_j`` lies in
+    ``fl(a_mid_j - a_mid_k) +/- (rad_j + rad_k + u |.|)``.
+    """
+    n = a_mid.shape[-1]
+    ref = b.argmax_onehot(a_mid)
+    zero = b.zeros_like(a_mid)
+    ak = b.where(ref, a_mid, zero).sum(-1)[..., None]  # exact: one nonzero per row
+    x = a_mid - ak  # one rounding: |x - (a_mid - a_mid_k)| <= u |x| / (1 - u)
+    xr = up_scale(b, b.abs(x), U / (1 - U))
+    if a_rad is not None:
+        rk = b.where(ref, a_rad, zero).sum(-1)[..., None]
+        xr = add_up(b, xr, add_up(b, a_rad, rk + zero))
+    xr = b.where(ref, zero, xr)
+    x = b.where(ref, zero, x)
+    if b.max(xr) > 0.5:
+        raise FloatRangeError("logit differences enclosed wider than 0.5: the float softmax cannot be useful")
+    e_lo, e_hi = exp_bounds(b, x)
+    # e^{y} for y in x +/- xr: [e_lo (1 - xr), e_hi (1 + 2 xr)]  (e^t <= 1 + 2t, e^-t >= 1 - t, 0 <= t <= 1)
+    lo = down_scale(b, e_lo * (1.0 - xr), 1 / (1 + U) ** 2)
+    hi = up_scale(b, e_hi * (1.0 + 2.0 * xr), 1 / (1 - U) ** 2)
+    lo = b.where(ref, zero + 1.0, lo)  # e^0 = 1 exactly
+    hi = b.where(ref, zero + 1.0, hi)
+    lo_others = b.where(ref, zero, lo)
+    hi_others = b.where(ref, zero, hi)
+    s_lo = 1.0 + down_scale(b, lo_others.sum(-1)[..., None], 1 / (1 + gamma(n)))  # fl(1 + t) <= (1 + t)(1 + u):
+    s_lo = down_scale(b, s_lo, 1 / (1 + U))
+    s_hi = up_scale(b, 1.0 + rowsum_up(b, hi_others)[..., None], 1 / (1 - U))
+    p_lo = down_scale(b, lo / s_hi, 1 / (1 + U))
+    p_hi = up_scale(b, hi / s_lo, 1 / (1 - U))
+    p_hi = b.where(p_hi > 1.0, zero + 1.0, p_hi)  # a probability is at most 1
+    mid = (p_lo + p_hi) * 0.5  # between p_lo and p_hi (rounding to nearest)
+    d1, d2 = p_hi - mid, mid - p_lo  # each one rounding of a nonnegative difference
+    rad = up_scale(b, b.maximum(d1, d2), 1 / (1 - U))
+    return mid, rad
+
+
+def _as(b, a):
+    return b.asarray(np.ascontiguousarray(a)) if not b.is_torch or isinstance(a, np.ndarray) else b.asarray(a)
+
+
+def logits_float_ball(b, contexts, queries, W_K, W_Q, head: int, rows=None):
+    """(mid, rad) of Eq. (1) for one head: shape (len(rows), n)."""
+    rows = np.arange(contexts.shape[0]) if rows is None else np.asarray(rows, dtype=int)
+    e = _as(b, np.asarray(queries)[rows])
+    WQ, WK = _as(b, W_Q[head]), _as(b, W_K[head])
+    p_mid, p_rad = accurate_matmul(b, e, WQ)  # e W_Q (T', d_h): cancels on fitted examples (c w . e ~ 0)
+    if model.is_shared(contexts) or contexts.shape[0] == 1:
+        E = _as(b, contexts[0])
+        k_mid, k_rad = ball_matmul(b, E, None, WK, None)  # E W_K (n, d_h)
+        return ball_matmul(b, p_mid, p_rad, k_mid.T, k_rad.T)
+    u_mid, u_rad = ball_matmul(b, p_mid, p_rad, WK.T, None)  # (W_K W_Q^T e)^T  (T', d)
+    E = _as(b, contexts[rows])
+    a_mid, a_rad = ball_matmul(b, E, None, u_mid[:, :, None], u_rad[:, :, None])
+    return a_mid[:, :, 0], a_rad[:, :, 0]
+
+
+def feature_columns_float_ball(contexts, queries, W_K, W_Q, *, rows=None, cols=None, backend=None) -> FloatBall:
+    """A :class:`FloatBall` enclosing ``Z[rows, cols]`` (Eq. 7; column j is
+    coordinate ``j % d`` of head ``j // d``), in the order given.  Only the
+    heads that own a requested column are evaluated."""
+    b = get_backend(backend)
+    T, n, d = contexts.shape
+    H = W_K.shape[0]
+    rows = np.arange(T) if rows is None else np.asarray(rows, dtype=int)
+    cols = np.arange(H * d) if cols is None else np.asarray(cols, dtype=int)
+    shared = model.is_shared(contexts) or T == 1
+    mid = b.asarray(np.zeros((len(rows), len(cols))))
+    rad = b.asarray(np.zeros((len(rows), len(cols))))
+    for h in np.unique(cols // d):
+        where = np.flatnonzero(cols // d == h)
+        coords = cols[where] % d
+        a_mid, a_rad = logits_float_ball(b, contexts, queries, W_K, W_Q, int(h), rows)
+        s_mid, s_rad = softmax_float_ball(b, a_mid, a_rad)
+        del a_mid, a_rad
+        if shared:
+            z_mid, z_rad = ball_matmul(b, s_mid, s_rad, _as(b, contexts[0][:, coords]), None)
+        else:
+            z_mid, z_rad = _head_block_per_example(b, contexts, rows, s_mid, s_rad, coords)
+        idx = where if not b.is_torch else __import__("torch").as_tensor(where, device=b.device)
+        mid[:, idx] = z_mid
+        rad[:, idx] = z_rad
+    return FloatBall(mid, rad)
+
+
+def _head_block_per_example(b, contexts, rows, s_mid, s_rad, coords):
+    """z^(t) = s^(t)^T E^(t) on ``coords`` for per-example contexts, without an
+    |E| copy: with w = gamma_n |s_mid| + s_rad (n-vectors per example),
+    sum_i w_i |E_ic| <= (sum_i w_i) max_i |E_ic|, the max over tokens taken once."""
+    E = _as(b, contexts[rows])
+    check_range(b, E, s_mid, s_rad)
+    n = E.shape[1]
+    z = b.matmul(s_mid[:, None, :], E)[:, 0, :]  # (T', d)
+    emax = E.abs().amax(dim=1) if b.is_torch else np.max(np.abs(E), axis=1)  # (T', d), exact
+    w = add_up(b, up_scale(b, b.abs(s_mid), gamma(n)), s_rad)
+    wsum = rowsum_up(b, w)[:, None]
+    rad = up_scale(b, wsum * emax, 1 / (1 - U), 3 * n * UL + SLACK)  # + the product's rounding, underflow
+    return z[:, coords], rad[:, coords]
