@@ -8,7 +8,7 @@ exact floats or balls ``mid +/- rad`` (float arrays; :func:`float_ball_of`
 turns an ``arb_mat`` into one, rigorously), and every claim holds for every
 matrix in the ball.
 
-* :func:`inverse_residual_bound`: a float ``>= ||I - R X||_inf`` for every X in
+* :func:`inverse_residual_bound`: an upper bound of ``||I - R X||_inf`` for every X in
   the ball, ``R`` any float matrix (default a float inverse of the midpoint).
   Below 1 proves every X nonsingular (the Neumann series of ``I - R X``
   converges, so ``R X`` is invertible).  Cost: one inverse and one product of
@@ -26,10 +26,11 @@ A one-sided bound proves its inequality and never refutes it: a bound ``>= 1``
 means "not decided", never "singular".
 
 >>> import numpy as np
->>> inverse_residual_bound(np.array([[2.0, 1.0], [1.0, 3.0]])) < 1
-True
->>> inverse_residual_bound(np.array([[1.0, 2.0], [2.0, 4.0]])) < 1    # singular: never below 1
-False
+>>> from verifier.arith.compare import certainly_less
+>>> certainly_less(inverse_residual_bound(np.array([[2.0, 1.0], [1.0, 3.0]])), 1)
+<Decision.TRUE: 'true'>
+>>> certainly_less(inverse_residual_bound(np.array([[1.0, 2.0], [2.0, 4.0]])), 1)   # singular: never
+<Decision.UNDECIDED: 'undecided'>
 """
 from __future__ import annotations
 
@@ -39,7 +40,10 @@ from fractions import Fraction
 
 import numpy as np
 
+from flint import arb
+
 from verifier.arith.backend import get_backend
+from verifier.arith.compare import LowerBound, UpperBound
 from verifier.arith.float_bounds import (
     SLACK,
     UL,
@@ -106,9 +110,14 @@ def _split(A, backend):
     return b, ball.mid, ball.rad
 
 
-def inverse_residual_bound(A, R=None, *, backend=None) -> float:
-    """A float ``>= max_X ||I - R X||_inf`` over the ball ``A`` (k x k);
-    ``inf`` when no float inverse exists or an operand is out of range.
+_NO_BOUND = UpperBound(arb(float("inf")))
+
+
+def inverse_residual_bound(A, R=None, *, backend=None) -> UpperBound:
+    """An :class:`~verifier.arith.compare.UpperBound` of ``max_X ||I - R X||_inf``
+    over the ball ``A`` (k x k); ``+inf`` when no float inverse exists or an
+    operand is out of range.  ``certainly_less(bound, 1)`` proves every X
+    nonsingular; nothing ever proves the opposite.
 
     With ``P = fl(R mid)`` and ``D = fl(I - P)`` (one rounding on the
     diagonal only), for every X in the ball:
@@ -122,15 +131,15 @@ def inverse_residual_bound(A, R=None, *, backend=None) -> float:
     if mid.shape != (k, k):
         raise InvalidInstance(f"inverse_residual_bound needs a square matrix, got {tuple(mid.shape)}")
     if k == 0:
-        return 0.0
+        return UpperBound(arb(0))
     try:
         check_range(b, mid, rad)
         R = b.inv(mid) if R is None else b.asarray(R)
         if R is None:
-            return float("inf")
+            return _NO_BOUND
         check_range(b, R)
     except FloatRangeError:
-        return float("inf")
+        return _NO_BOUND
     g = gamma(k)
     D = -b.matmul(R, mid)
     b.add_to_diagonal(D, 1.0)  # fl(1 - P_ii): one rounding per diagonal entry
@@ -140,7 +149,7 @@ def inverse_residual_bound(A, R=None, *, backend=None) -> float:
         w = add_up(b, w, rowsum_up(b, rad))
     t = nonneg_matmul_up(b, b.abs(R), w)
     total = up_scale(b, add_up(b, a, t), Fraction(1), 3 * k * k * UL + SLACK)
-    return b.max(total) if b.all_finite(total) else float("inf")
+    return UpperBound(arb(b.max(total))) if b.all_finite(total) else _NO_BOUND
 
 
 def _gram_perturbation_bound(b, mid, rad) -> Fraction:
@@ -183,8 +192,9 @@ def _cholesky_defect(b, G, alpha: float):
     return L, Fraction(b.max(total)) + shift_err
 
 
-def sigma_min_lower_float(A, *, alpha: float | None = None, backend=None, tries: int = 4) -> float:
-    """A float ``s > 0`` with ``sigma_T(X) >= s`` for every X in the ball
+def sigma_min_lower_float(A, *, alpha: float | None = None, backend=None, tries: int = 4) -> LowerBound:
+    """A :class:`~verifier.arith.compare.LowerBound` ``s > 0`` (an exact
+    float) with ``sigma_T(X) >= s`` for every X in the ball
     ``A`` (T x m, T <= m); raises :class:`InsufficientPrecision` when the
     test cannot prove any positive bound (A numerically rank deficient, too
     ill-conditioned for the Gram route (kappa^2 u T >~ 1), or too wide a ball).
@@ -221,7 +231,7 @@ def sigma_min_lower_float(A, *, alpha: float | None = None, backend=None, tries:
                 s = math.nextafter(s, -math.inf)
                 while Fraction(s) ** 2 > lb2:  # float(lb2) may round up
                     s = math.nextafter(s, -math.inf)
-                return s
+                return LowerBound(arb(s))
         alpha /= 2
     raise InsufficientPrecision("A A^T - alpha I not proved positive definite for any alpha tried: "
                                 "A may be rank deficient or too ill-conditioned for the float route")

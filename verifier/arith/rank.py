@@ -51,7 +51,7 @@ from verifier.arith.balls import (
     matmul,
     to_arb_mat,
 )
-from verifier.arith.compare import Decision, certainly_less, with_precision_ladder
+from verifier.arith.compare import Decision, certainly_less, upper, with_precision_ladder
 from verifier.arith.backend import get_backend
 from verifier.arith.float_certificates import METHOD as FLOAT_METHOD
 from verifier.arith.float_certificates import FloatBall, float_ball_of, inverse_residual_bound
@@ -228,9 +228,10 @@ def _decide_minor(k: int, float_minor, arb_minor, exact_input: bool, *, method: 
     note = ""
     if method == "float" or (method == "auto" and k > FLOAT_FROM):
         name = get_backend(backend).name
-        resid = inverse_residual_bound(float_minor(), backend=backend)
+        bound = inverse_residual_bound(float_minor(), backend=backend)
+        resid = upper(bound)
         text = f"{FLOAT_METHOD} [{name}]: ||I - R A_minor||_inf < 1, R ~ inv(mid A_minor)"
-        if resid < 1:
+        if certainly_less(bound, 1) is Decision.TRUE:
             return Decision.TRUE, resid, 53, text
         if method == "float" or k > REFINE_LIMIT:
             return Decision.UNDECIDED, resid, 53, f"{text}: not decided (bound {resid:.3g})"

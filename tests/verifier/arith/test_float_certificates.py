@@ -16,7 +16,7 @@ import pytest
 from flint import arb
 
 from verifier.arith.backend import Backend, get_backend
-from verifier.arith.compare import workprec
+from verifier.arith.compare import Decision, certainly_less, lower, upper, workprec
 from verifier.arith.float_accurate import accurate_matmul
 from verifier.arith.float_bounds import U, ball_matmul, gamma, nonneg_matmul_up, rowsum_up
 from verifier.arith.float_certificates import (
@@ -157,8 +157,8 @@ def test_planted_singular_matrices_are_never_certified(backend):
     cases = planted_singular()
     assert len(cases) == 6  # the naive test said "nonsingular" on every one of them
     for A, R in cases:
-        assert inverse_residual_bound(A, backend=backend) >= 1
-        assert inverse_residual_bound(A, R, backend=backend) >= 1
+        assert certainly_less(inverse_residual_bound(A, backend=backend), 1) is Decision.UNDECIDED
+        assert certainly_less(inverse_residual_bound(A, R, backend=backend), 1) is Decision.UNDECIDED
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -166,15 +166,16 @@ def test_ball_containing_a_singular_matrix_is_never_certified(backend):
     delta = 2.0**-20
     mid = np.array([[1.0, 1.0], [1.0, 1.0 + delta]])
     wide = np.array([[0.0, 0.0], [0.0, delta]])  # contains [[1, 1], [1, 1]]
-    assert inverse_residual_bound(FloatBall(mid, wide), backend=backend) >= 1
-    assert inverse_residual_bound(FloatBall(mid, wide / 2**12), backend=backend) < 1
-    assert inverse_residual_bound(mid, backend=backend) < 1
+    nonsingular = lambda A: certainly_less(inverse_residual_bound(A, backend=backend), 1)  # noqa: E731
+    assert nonsingular(FloatBall(mid, wide)) is Decision.UNDECIDED
+    assert nonsingular(FloatBall(mid, wide / 2**12)) is Decision.TRUE
+    assert nonsingular(mid) is Decision.TRUE
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_well_conditioned_random_minors_are_certified_on_every_backend(backend):
     A = np.random.default_rng(5).standard_normal((120, 120))
-    r = inverse_residual_bound(A, backend=backend)
+    r = upper(inverse_residual_bound(A, backend=backend))
     assert r < 1e-8
     R = np.linalg.inv(A)
     naive = np.abs(np.eye(120) - R @ A).sum(1).max()
@@ -200,17 +201,17 @@ def test_float_ball_of_arb_encloses_the_arb_ball():
 def test_sigma_min_lower_bound_is_below_the_exact_value(backend):
     sig = np.array([3.0, 1.0, 0.5, 2.0**-10])
     A = np.hstack([np.diag(sig), np.zeros((4, 3))])  # exact singular values
-    lb = sigma_min_lower_float(A, backend=backend)
+    lb = lower(sigma_min_lower_float(A, backend=backend))
     assert 0 < lb <= 2.0**-10 and lb > 0.9 * 2.0**-10
     # a ball: [mid - rad, mid + rad] holds mid - rad e1 e1^T, whose sigma_min is smaller
     rad = np.zeros_like(A)
     rad[3, 3] = 2.0**-12
-    lbb = sigma_min_lower_float(FloatBall(A, rad), backend=backend)
+    lbb = lower(sigma_min_lower_float(FloatBall(A, rad), backend=backend))
     assert lbb <= 2.0**-10 - 2.0**-12
     rng = np.random.default_rng(6)
     G = rng.standard_normal((40, 90))
     s = np.linalg.svd(G, compute_uv=False)[-1]
-    lb = sigma_min_lower_float(G, backend=backend)
+    lb = lower(sigma_min_lower_float(G, backend=backend))
     assert lb <= s * (1 + 1e-12) and lb > 0.9 * s
 
 
@@ -220,7 +221,7 @@ def test_sigma_min_of_a_rank_deficient_matrix_is_refused():
         sigma_min_lower_float(A)
     with pytest.raises(InsufficientPrecision):  # alpha above the truth (0.25): never "proved"
         sigma_min_lower_float(np.diag([1.0, 0.5]), alpha=0.3, tries=1)
-    assert sigma_min_lower_float(np.diag([1.0, 0.5]), alpha=0.3) <= 0.5  # halved to 0.15: proved
+    assert lower(sigma_min_lower_float(np.diag([1.0, 0.5]), alpha=0.3)) <= 0.5  # halved to 0.15: proved
 
 
 # -- residuals -----------------------------------------------------------------------------------
