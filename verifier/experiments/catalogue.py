@@ -80,7 +80,7 @@ class Experiment:
 EXPERIMENTS: dict[str, Experiment] = {}
 
 #: The modules of ``verifier.experiments`` that register experiments.
-MODULES: tuple[str, ...] = ()
+MODULES: tuple[str, ...] = ("capacity_sweeps", "sweep_variants", "saturation", "capacity_probe")
 
 
 def experiment(eid: str, *, claim: str, criterion: str, requires: tuple[str, ...] = ()):

@@ -1,0 +1,313 @@
+"""Training many independent runs as one batched job (CPU, or CUDA when present).
+
+A panel of an experiment (every sweep value x dataset size x seed) is a list
+of :class:`Run` on a list of :class:`Dataset`; :func:`train_panel` trains them
+all at once in one :class:`~verifier.experiments.batched_model.BatchedAttention`,
+each exactly as an independent run of the authors' recipe (App. A, their code):
+
+* Adam (beta 0.9, 0.999, eps 1e-8), learning rate ``lr`` with a linear
+  warm-up over the first 5% of the run's steps from 1% of ``lr``, then cosine
+  decay to 0 at its last step;
+* minibatches of ``batch`` examples, epochs of a fresh random permutation of the
+  run's T examples (the last batch of an epoch may be smaller; T <= batch:
+  every step is the whole set);
+* ``steps = max(epochs x ceil(T / batch), min_steps)`` per run (optionally
+  capped by ``max_steps``, a CPU-scale knob that the caption must state);
+* every ``eval_every`` steps and at its last step, the whole training set is
+  evaluated; classification stops early at 100% training accuracy; the run
+  keeps the checkpoint with the best training loss (or the 100% one).
+
+Runs do not interact: Adam is elementwise and is written here with a
+per-run learning rate and step count, so a run that stopped (early stop or
+its own budget) is frozen while the others go on.  The measure of a run is
+read at its kept checkpoint: training accuracy (classification) and MSE
+(regression), over its T examples.  Numerical, never a certificate.
+
+Same seeds => same numbers on the same device and panel (CPU: bit for bit);
+batching changes kernel shapes, so a run alone may differ in the last bits.
+
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> ds = Dataset(rng.uniform(size=(12, 6)), rng.uniform(size=(3, 6)), rng.integers(0, 4, 12))
+>>> out = train_panel([ds], [Run(0, 12, H=2, d_h=4, seed=0)], d_out=4,
+...                   recipe=Recipe(lr=1e-2, min_steps=400, eval_every=50), embedding=False)
+>>> out.runs[0]["accuracy"], out.runs[0]["reached"]
+(1.0, True)
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+
+from verifier.errors import InvalidInstance
+from verifier.experiments.batched_model import BatchedAttention
+from verifier.model.mha_torch import default_device
+
+TASKS = ("classification", "regression")
+BETAS, ADAM_EPS = (0.9, 0.999), 1e-8
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """queries (T, d_in); contexts (n, d_in) shared by every example or (T, n, d_in);
+    labels: class indices (T,) or real labels (T, d_out)."""
+
+    queries: np.ndarray
+    contexts: np.ndarray
+    labels: np.ndarray
+
+    @property
+    def T(self) -> int:
+        return int(self.queries.shape[0])
+
+    @property
+    def n(self) -> int:
+        return int(self.contexts.shape[-2])
+
+    @property
+    def shared(self) -> bool:
+        return self.contexts.ndim == 2
+
+
+@dataclass(frozen=True)
+class Run:
+    """One independent run: the first ``T`` examples of dataset ``dataset``."""
+
+    dataset: int
+    T: int
+    H: int
+    d_h: int
+    seed: int
+    tags: dict = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    task: str = "classification"
+    lr: float = 1e-3
+    batch: int = 256
+    epochs: int = 500
+    min_steps: int = 50_000
+    max_steps: int | None = None
+    eval_every: int = 500
+    warmup: float = 0.05
+    early_stop: bool = True
+
+    def steps(self, T: int) -> int:
+        s = max(self.epochs * math.ceil(T / self.batch), self.min_steps)
+        return s if self.max_steps is None else min(s, self.max_steps)
+
+
+@dataclass
+class PanelResult:
+    runs: list  # per run: its Run fields, tags and measures
+    steps: int  # global steps of the batched job
+    seconds: float
+    seconds_per_step: float  # training steps only, wall time (what a GPU estimate scales)
+    cpu_seconds_per_step: float  # the same in process CPU time (all threads; robust to a busy machine)
+    device: str
+    recipe: dict
+    model: BatchedAttention | None = None
+
+
+def lr_factor(step, total, warmup: float = 0.05):
+    """Warm-up linear from 1% over ``warmup`` of the run, then cosine to 0 (tensor-friendly)."""
+    w = torch.clamp(torch.floor(total * warmup), min=1.0)
+    rise = 0.01 + 0.99 * step / w
+    frac = (step - w) / torch.clamp(total - w, min=1.0)
+    return torch.where(step < w, rise, 0.5 * (1.0 + torch.cos(math.pi * frac)))
+
+
+def _stack(datasets: list[Dataset], task: str, device):
+    if len({ds.shared for ds in datasets}) != 1:
+        raise InvalidInstance("a panel mixes shared and per-example contexts")
+    d_in = {ds.queries.shape[1] for ds in datasets} | {ds.contexts.shape[-1] for ds in datasets}
+    if len(d_in) != 1:
+        raise InvalidInstance(f"token dimensions differ across datasets: {sorted(d_in)}")
+    D, Tm, nm = len(datasets), max(ds.T for ds in datasets), max(ds.n for ds in datasets)
+    d = d_in.pop()
+    Xq = np.zeros((D, Tm, d))
+    C = np.zeros((D, nm, d)) if datasets[0].shared else np.zeros((D, Tm, nm, d))
+    y0 = np.asarray(datasets[0].labels)
+    Y = np.zeros((D, Tm), np.int64) if task == "classification" else np.zeros((D, Tm, y0.reshape(y0.shape[0], -1).shape[1]))
+    for i, ds in enumerate(datasets):
+        Xq[i, :ds.T] = ds.queries
+        if ds.shared:
+            C[i, :ds.n] = ds.contexts
+        else:
+            C[i, :ds.T, :ds.n] = ds.contexts
+        Y[i, :ds.T] = np.asarray(ds.labels).reshape((ds.T,) + Y.shape[2:])
+    f32 = dict(dtype=torch.float32, device=device)
+    Yt = torch.as_tensor(Y, device=device) if task == "classification" else torch.as_tensor(Y, **f32)
+    return torch.as_tensor(Xq, **f32), torch.as_tensor(C, **f32), Yt
+
+
+def _per_example_loss(out, y, task):
+    if task == "classification":
+        flat = torch.nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1), reduction="none")
+        return flat.view(y.shape)  # (M, B)
+    return ((out - y) ** 2).mean(-1)
+
+
+def evaluate(model, Xq, C, Y, ds, T, task, *, chunk: int = 2048):
+    """Mean loss, accuracy (classification) and MSE over each run's T examples."""
+    M, Tm = len(T), int(T.max())
+    loss = torch.zeros(M, device=Xq.device)
+    hits = torch.zeros(M, device=Xq.device)
+    with torch.no_grad():
+        for a in range(0, Tm, chunk):
+            idx = torch.arange(a, min(a + chunk, Tm), device=Xq.device)
+            ok = (idx[None, :] < T[:, None]).float()
+            rows = (ds[:, None], idx[None, :])
+            out = model(Xq[rows], C[ds] if C.dim() == 3 else C[rows])
+            y = Y[rows]
+            loss += (_per_example_loss(out, y, task) * ok).sum(1)
+            if task == "classification":
+                hits += ((out.argmax(-1) == y).float() * ok).sum(1)
+    loss = loss / T
+    return loss, (hits / T if task == "classification" else None)
+
+
+def train_panel(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe: Recipe = Recipe(),
+                embedding: bool = True, device=None, keep_model: bool = False) -> PanelResult:
+    """Train every run of ``runs`` at once; see the module docstring."""
+    if recipe.task not in TASKS:
+        raise InvalidInstance(f"unknown task {recipe.task!r}; choose from {', '.join(TASKS)}")
+    if not runs:
+        raise InvalidInstance("no runs")
+    for r in runs:
+        if not 0 <= r.dataset < len(datasets) or not 1 <= r.T <= datasets[r.dataset].T:
+            raise InvalidInstance(f"run {r}: dataset index or T out of range")
+    device = torch.device(device) if device is not None else default_device()
+    task, M = recipe.task, len(runs)
+    Xq, C, Y = _stack(datasets, task, device)
+    ds = torch.tensor([r.dataset for r in runs], device=device)
+    T = torch.tensor([r.T for r in runs], device=device)
+    total = torch.tensor([float(recipe.steps(r.T)) for r in runs], device=device)
+    model = BatchedAttention(d_in=Xq.shape[-1], d=Xq.shape[-1], d_out=d_out, H=[r.H for r in runs],
+                             n=[datasets[r.dataset].n for r in runs], d_h=[r.d_h for r in runs],
+                             seeds=[r.seed for r in runs], embedding=embedding, device=device)
+    params = list(model.parameters())
+    m1 = [torch.zeros_like(p) for p in params]
+    m2 = [torch.zeros_like(p) for p in params]
+    gen = torch.Generator(device=device).manual_seed(int(sum(r.seed * 1_000_003 + i for i, r in enumerate(runs))) % 2**62)
+    Tm, B = int(T.max()), min(recipe.batch, int(T.max()))
+    perm = torch.argsort(torch.rand(M, Tm, generator=gen, device=device) + (torch.arange(Tm, device=device)[None] >= T[:, None]), dim=1)
+    ptr = torch.zeros(M, dtype=torch.long, device=device)
+    active = torch.ones(M, dtype=torch.bool, device=device)
+    best = {"loss": torch.full((M,), float("inf"), device=device), "acc": torch.zeros(M, device=device),
+            "step": torch.zeros(M, device=device)}
+    reached = torch.full((M,), -1, dtype=torch.long, device=device)
+    kept = model.state()
+    t0, train_seconds, train_cpu, step = time.perf_counter(), 0.0, 0.0, 0
+    while bool(active.any()):
+        step += 1
+        ts, tc = time.perf_counter(), time.process_time()
+        idx = ptr[:, None] + torch.arange(B, device=device)[None, :]
+        valid = (idx < T[:, None]).float()
+        ex = perm.gather(1, idx.clamp(max=Tm - 1))
+        xq = Xq[ds[:, None], ex]
+        ctx = C[ds] if C.dim() == 3 else C[ds[:, None], ex]
+        per = _per_example_loss(model(xq, ctx), Y[ds[:, None], ex], task)
+        loss = ((per * valid).sum(1) / valid.sum(1)).sum()
+        for p in params:
+            p.grad = None
+        loss.backward()
+        lr = recipe.lr * lr_factor(torch.tensor(float(step - 1), device=device), total, recipe.warmup) * active
+        b1t, b2t = 1 - BETAS[0] ** step, 1 - BETAS[1] ** step
+        with torch.no_grad():  # Adam; a stopped run has lr 0 (its moments no longer matter)
+            for p, a, b in zip(params, m1, m2):
+                a.mul_(BETAS[0]).add_(p.grad, alpha=1 - BETAS[0])
+                b.mul_(BETAS[1]).addcmul_(p.grad, p.grad, value=1 - BETAS[1])
+                step_size = (lr / b1t).view((M,) + (1,) * (p.dim() - 1))
+                p.sub_(step_size * a / (b.div(b2t).sqrt_().add_(ADAM_EPS)))
+            ptr += B
+            ended = ptr >= T
+            if bool(ended.any()):
+                fresh = torch.argsort(torch.rand(M, Tm, generator=gen, device=device)
+                                      + (torch.arange(Tm, device=device)[None] >= T[:, None]), dim=1)
+                perm = torch.where(ended[:, None], fresh, perm)
+                ptr = torch.where(ended, torch.zeros_like(ptr), ptr)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        train_seconds += time.perf_counter() - ts
+        train_cpu += time.process_time() - tc
+        last = active & (step >= total)
+        if step % recipe.eval_every == 0 or bool(last.any()):
+            ev_loss, ev_acc = evaluate(model, Xq, C, Y, ds, T, task)
+            full = (ev_acc >= 1.0) & active if ev_acc is not None else torch.zeros_like(active)
+            better = active & ((ev_loss < best["loss"]) | full)
+            best["loss"] = torch.where(better, ev_loss, best["loss"])
+            if ev_acc is not None:
+                best["acc"] = torch.where(better, ev_acc, best["acc"])
+            best["step"] = torch.where(better, torch.tensor(float(step), device=device), best["step"])
+            for k, p in model.named_parameters():
+                kept[k] = torch.where(better.view((M,) + (1,) * (p.dim() - 1)), p.detach(), kept[k])
+            if recipe.early_stop and task == "classification":
+                reached = torch.where(full & (reached < 0), torch.tensor(step, device=device), reached)
+                active = active & ~full
+            active = active & ~last
+    with torch.no_grad():
+        for k, p in model.named_parameters():
+            p.copy_(kept[k])
+    seconds = time.perf_counter() - t0
+    out = []
+    for m, r in enumerate(runs):
+        row = {**{k: v for k, v in asdict(r).items() if k != "tags"}, **r.tags, "n": datasets[r.dataset].n,
+               "steps_budget": int(total[m]), "kept_step": int(best["step"][m]),
+               "train_loss": float(best["loss"][m])}
+        if task == "classification":
+            row.update(accuracy=float(best["acc"][m]), correct=int(round(float(best["acc"][m]) * r.T)),
+                       reached=bool(reached[m] >= 0), reached_step=int(reached[m]) if reached[m] >= 0 else None)
+        else:
+            row.update(mse=float(best["loss"][m]))
+        out.append(row)
+    return PanelResult(out, step, seconds, train_seconds / max(step, 1), train_cpu / max(step, 1), str(device),
+                       asdict(recipe), model if keep_model else None)
+
+
+def train_runs(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe: Recipe = Recipe(),
+               embedding: bool = True, device=None, split: str = "auto") -> PanelResult:
+    """:func:`train_panel` as one job (``split="none"``, the GPU default) or as one job per
+    dataset size T (``split="T"``, the CPU default: on a CPU padding small T to the largest
+    costs more than the per-job overhead).  Rows come back in the order of ``runs``; the
+    numbers of a run do not depend on the split except in the last bits."""
+    device = torch.device(device) if device is not None else default_device()
+    if split == "auto":
+        split = "none" if device.type == "cuda" else "T"
+    if split not in ("none", "T"):
+        raise InvalidInstance(f"split {split!r} not in ('auto', 'none', 'T')")
+    groups = [list(range(len(runs)))] if split == "none" else \
+        [[i for i, r in enumerate(runs) if r.T == T] for T in sorted({r.T for r in runs})]
+    rows: list = [None] * len(runs)
+    steps, seconds, wall, cpu = 0, 0.0, 0.0, 0.0
+    for g in groups:
+        res = train_panel(datasets, [runs[i] for i in g], d_out=d_out, recipe=recipe, embedding=embedding,
+                          device=device)
+        for i, row in zip(g, res.runs):
+            rows[i] = row
+        steps += res.steps
+        seconds += res.seconds
+        wall += res.seconds_per_step * res.steps
+        cpu += res.cpu_seconds_per_step * res.steps
+    return PanelResult(rows, steps, seconds, wall / max(steps, 1), cpu / max(steps, 1), str(device),
+                       asdict(recipe))
+
+
+def attention_maxima(model: BatchedAttention, datasets: list[Dataset], runs: list[Run]) -> list[np.ndarray]:
+    """max_i s_h^(t)_i of every run's trained model on its T examples: one (T, H) array per
+    run (App. H's saturation statistic; padded tokens have weight 0)."""
+    device = model.head_mask.device
+    Xq, C, _ = _stack(datasets, "regression", device)
+    ds = torch.tensor([r.dataset for r in runs], device=device)
+    Tm = max(r.T for r in runs)
+    idx = torch.arange(Tm, device=device)
+    with torch.no_grad():
+        rows = (ds[:, None], idx[None, :])
+        _, s = model(Xq[rows], C[ds] if C.dim() == 3 else C[rows], scores=True)
+    mx = s.amax(-1).double().cpu().numpy()
+    return [mx[m, :r.T, :r.H] for m, r in enumerate(runs)]
