@@ -156,7 +156,7 @@ def _settings(d, pairs, kinds=("shared", "uniform", "sumconst")):
 
 
 PROBES = {
-    "quick": dict(settings=_settings(4, [(1, 2), (2, 2)]), steps=100),
+    "quick": dict(settings=(Setting(2, 2, 4, "uniform"), Setting(2, 2, 4, "shared")), steps=50),
     "cpu": dict(settings=_settings(6, [(1, 3), (2, 2), (2, 3), (2, 4), (3, 3)])
                 + (Setting(4, 8, 16, "uniform"), Setting(4, 8, 16, "shared")), steps=200),
     "thorough": dict(settings=_settings(6, [(1, 3), (2, 2), (2, 3), (2, 4), (2, 5), (3, 3), (4, 3)])

@@ -83,6 +83,16 @@ EXPERIMENTS: dict[str, Experiment] = {}
 MODULES: tuple[str, ...] = ("capacity_sweeps", "sweep_variants", "saturation", "capacity_probe")
 
 
+#: Per-run memo tables of experiment modules (e.g. a sweep two claims read), emptied by
+#: :func:`clear_caches` so that each report computes its runs afresh.
+CACHES: list[dict] = []
+
+
+def clear_caches() -> None:
+    for c in CACHES:
+        c.clear()
+
+
 def experiment(eid: str, *, claim: str, criterion: str, requires: tuple[str, ...] = ()):
     """Register ``run(scale, seed) -> Outcome`` as the experiment for claim ``eid``."""
 

@@ -114,6 +114,11 @@ class PanelResult:
     model: BatchedAttention | None = None
 
 
+def _sampling_seed(r: Run) -> int:
+    """The minibatch order of a run: from its seed and sizes only, never from its panel."""
+    return int(np.random.SeedSequence([r.seed, r.T, r.H, r.d_h, 0x5EED]).generate_state(1)[0])
+
+
 def lr_factor(step, total, warmup: float = 0.05):
     """Warm-up linear from 1% over ``warmup`` of the run, then cosine to 0 (tensor-friendly)."""
     w = torch.clamp(torch.floor(total * warmup), min=1.0)
@@ -185,6 +190,7 @@ def train_panel(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe:
     device = torch.device(device) if device is not None else default_device()
     task, M = recipe.task, len(runs)
     Xq, C, Y = _stack(datasets, task, device)
+    C = C[..., :max(datasets[r.dataset].n for r in runs), :]  # tokens no run uses
     ds = torch.tensor([r.dataset for r in runs], device=device)
     T = torch.tensor([r.T for r in runs], device=device)
     total = torch.tensor([float(recipe.steps(r.T)) for r in runs], device=device)
@@ -194,9 +200,16 @@ def train_panel(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe:
     params = list(model.parameters())
     m1 = [torch.zeros_like(p) for p in params]
     m2 = [torch.zeros_like(p) for p in params]
-    gen = torch.Generator(device=device).manual_seed(int(sum(r.seed * 1_000_003 + i for i, r in enumerate(runs))) % 2**62)
     Tm, B = int(T.max()), min(recipe.batch, int(T.max()))
-    perm = torch.argsort(torch.rand(M, Tm, generator=gen, device=device) + (torch.arange(Tm, device=device)[None] >= T[:, None]), dim=1)
+    gens = [torch.Generator().manual_seed(_sampling_seed(r)) for r in runs]  # each run its own stream
+    perm = torch.arange(Tm, device=device).repeat(M, 1)  # T <= batch: every step the whole set, in order
+
+    def reshuffle(m):
+        perm[m, :runs[m].T] = torch.randperm(runs[m].T, generator=gens[m]).to(device)
+
+    for m in range(M):
+        if runs[m].T > B:
+            reshuffle(m)
     ptr = torch.zeros(M, dtype=torch.long, device=device)
     active = torch.ones(M, dtype=torch.bool, device=device)
     best = {"loss": torch.full((M,), float("inf"), device=device), "acc": torch.zeros(M, device=device),
@@ -226,12 +239,12 @@ def train_panel(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe:
                 step_size = (lr / b1t).view((M,) + (1,) * (p.dim() - 1))
                 p.sub_(step_size * a / (b.div(b2t).sqrt_().add_(ADAM_EPS)))
             ptr += B
-            ended = ptr >= T
-            if bool(ended.any()):
-                fresh = torch.argsort(torch.rand(M, Tm, generator=gen, device=device)
-                                      + (torch.arange(Tm, device=device)[None] >= T[:, None]), dim=1)
-                perm = torch.where(ended[:, None], fresh, perm)
-                ptr = torch.where(ended, torch.zeros_like(ptr), ptr)
+            ended = (ptr >= T).nonzero().flatten().tolist()
+            for m in ended:
+                if runs[m].T > B:
+                    reshuffle(m)
+            if ended:
+                ptr[ended] = 0
         if device.type == "cuda":
             torch.cuda.synchronize(device)
         train_seconds += time.perf_counter() - ts
@@ -303,6 +316,7 @@ def attention_maxima(model: BatchedAttention, datasets: list[Dataset], runs: lis
     run (App. H's saturation statistic; padded tokens have weight 0)."""
     device = model.head_mask.device
     Xq, C, _ = _stack(datasets, "regression", device)
+    C = C[..., :max(datasets[r.dataset].n for r in runs), :]
     ds = torch.tensor([r.dataset for r in runs], device=device)
     Tm = max(r.T for r in runs)
     idx = torch.arange(Tm, device=device)

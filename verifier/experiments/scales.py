@@ -68,7 +68,7 @@ class Saturation:
     threshold: float = 0.99
 
 
-_QUICK = Recipe(lr=1e-2, batch=256, epochs=0, min_steps=150, eval_every=50)
+_QUICK = Recipe(lr=1e-2, batch=256, epochs=0, min_steps=100, eval_every=50)
 _CPU = Recipe(lr=1e-2, batch=256, epochs=500, min_steps=500, eval_every=100)
 _THOROUGH = replace(_CPU, min_steps=4000, lr=5e-3, eval_every=250)
 _PAPER = Recipe(lr=1e-3, batch=256, epochs=500, min_steps=50_000, eval_every=500)
@@ -92,7 +92,7 @@ def _family(*, d, n, d_h, H_values, n_values, H_for_n, dh_values, H_for_dh, T, s
 
 SWEEPS = {
     "quick": _family(d=8, n=4, d_h=None, H_values=(1, 2, 4), n_values=(1, 2, 4), H_for_n=2,
-                     dh_values=(1, 4, 8), H_for_dh=2, T=(16, 32), seeds=(0, 1, 2), recipe=_QUICK,
+                     dh_values=(1, 4, 8), H_for_dh=2, T=(12, 24), seeds=(0, 1, 2), recipe=_QUICK,
                      long_recipe=_QUICK, construct_up_to=40),
     "cpu": _family(d=16, n=8, d_h=None, H_values=(1, 2, 3, 4, 6, 8), n_values=(1, 2, 4, 6, 8, 12), H_for_n=3,
                    dh_values=(2, 4, 6, 8, 12, 16), H_for_dh=3, T=(64, 128, 256), seeds=(0, 1, 2), recipe=_CPU,
@@ -108,7 +108,7 @@ SWEEPS = {
 }
 
 SATURATION = {
-    "quick": Saturation(H=(2, 4), T=(8, 16), seeds=(0, 1, 2), d=8, n=4, recipe=replace(_QUICK, min_steps=300)),
+    "quick": Saturation(H=(2, 4), T=(8, 16), seeds=(0, 1, 2), d=8, n=4, recipe=replace(_QUICK, min_steps=150)),
     "cpu": Saturation(H=(4, 8), T=(32, 64, 96, 128), seeds=(0, 1, 2), d=16, n=8,
                       recipe=replace(_CPU, min_steps=2000)),
     "thorough": Saturation(H=(4, 8), T=(32, 64, 96, 128, 160, 192), seeds=(0, 1, 2, 3, 4), d=16, n=8,

@@ -360,7 +360,13 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     bar = Progress("figures", len(DRAWERS))
     figures = build_figures(out, seed=seed, statuses={r["id"]: r["status"] for r in rows}, progress=bar)
     bar.close()
-    code = exit_code(rows, figures)
+    from verifier.report import experiments as report_experiments
+
+    bar = Progress("experiments", len(report_experiments.catalogue.load_all()) if statements is None else 0)
+    experiments = report_experiments.run_experiments(out, mode=mode, seed=seed, progress=bar,
+                                                     only=None if statements is None else ())
+    bar.close()
+    code = 4 if report_experiments.has_error(experiments) else exit_code(rows, figures)
     results = {
         "paper": "Memorization Capacity of Multi-Head Attention in Transformers (Mahdavi, Liao, "
                  "Thrampoulidis; ICLR 2024; arXiv:2306.02010v3)",
@@ -372,13 +378,14 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
                                     if i["verdict"] == "refuted" and not is_property(r["id"])]},
         "statements": {r["id"]: r for r in rows},
         "figures": {f["name"]: {k: f[k] for k in ("title", "caption", "file", "data", "error")} for f in figures},
+        "experiments": report_experiments.results_entry(experiments),
         "run": {"argv": list(argv), "command": " ".join(["mha-verify"] + list(argv)[1:]) if argv else "",
                 "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t_start)),
                 "duration_seconds": round(time.time() - t_start, 3), **environment.run_environment()},
     }
     (out / "results.json").write_text(json.dumps(results, sort_keys=True, indent=1) + "\n")
-    (out / "REPORT.md").write_text(markdown.render_markdown(results))
-    (out / "index.html").write_text(report_html.render_html(results, figures))
+    (out / "REPORT.md").write_text(markdown.render_markdown(results) + report_experiments.markdown_section(experiments))
+    (out / "index.html").write_text(report_experiments.insert_html(report_html.render_html(results, figures), experiments))
     counts = ", ".join(f"{v} {k}" for k, v in results["summary"]["status_counts"].items())
     print(f"mha-verify report ({mode}, seed {seed}): {counts}; "
           f"{results['run']['duration_seconds']:.0f} s; wrote {out / 'index.html'} (exit {code})")

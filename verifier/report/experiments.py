@@ -1,0 +1,128 @@
+"""The report's section on the paper's experiments: every experiment registered in
+:mod:`verifier.experiments.catalogue` (whatever its id), at the scale of the
+report's mode (quick -> ``quick``, default -> ``cpu``, thorough -> ``thorough``).
+
+For each: the claim and the success criterion as registered BEFORE the run,
+the status that criterion gave (reproduced / partially reproduced / not
+reproduced / skipped with the command that enables it / error) and why, the
+measured numbers (``results.json`` under ``experiments.<id>``), the figures
+(PNG in ``figures/``, embedded in ``index.html``) with captions that say how
+the scale differs from the paper's.  Timings sit under ``seconds`` keys (the
+determinism check strips them).
+
+>>> sec = {"scale": "quick", "experiments": {}, "pngs": {}}
+>>> "## Experiments" in markdown_section(sec), has_error(sec)
+(True, False)
+"""
+from __future__ import annotations
+
+import base64
+import html
+import json
+from pathlib import Path
+
+import numpy as np
+
+from verifier.experiments import catalogue
+
+COLOURS = {"reproduced": ("#2e7d32", "white"), "partially reproduced": ("#f9a825", "black"),
+           "not reproduced": ("#c62828", "white"), "skipped": ("#90a4ae", "black"), "error": ("#6a1b9a", "white")}
+
+
+def _plain(x):
+    """JSON-safe copy (numpy scalars and arrays to Python)."""
+    return json.loads(json.dumps(x, default=lambda v: v.tolist() if isinstance(v, (np.ndarray, np.generic)) else str(v)))
+
+
+def run_experiments(out, *, mode: str, seed: int, progress=None, only=None) -> dict:
+    """Run every registered experiment (or the ids in ``only``; a report restricted to some
+    statements passes ``()``) at the mode's scale; PNGs into ``out/figures``."""
+    scale = catalogue.REPORT_SCALE[mode]
+    exps = catalogue.load_all()
+    catalogue.clear_caches()  # each report computes its own runs (determinism is then tested, not cached)
+    figdir = Path(out) / "figures"
+    figdir.mkdir(parents=True, exist_ok=True)
+    rows, pngs = {}, {}
+    for eid, exp in exps.items():
+        if only is not None and eid not in only:
+            continue
+        o = catalogue.run_experiment(eid, scale=scale, seed=seed)
+        figs = []
+        for f in o.figures:
+            name = f"experiment_{f.name}"
+            (figdir / f"{name}.png").write_bytes(f.png)
+            pngs[name] = base64.b64encode(f.png).decode("ascii")
+            figs.append({"name": name, "title": f.title, "caption": f.caption, "file": f"figures/{name}.png"})
+        rows[eid] = {"id": eid, "claim": exp.claim, "criterion": exp.criterion, "status": o.status, "why": o.why,
+                     "scale": o.scale, "seed": o.seed, "requires": list(exp.requires), "module": exp.module,
+                     "measured": _plain(o.measured), "figures": figs, "seconds": round(o.seconds, 3)}
+        if progress:
+            progress.step(eid)
+    return {"scale": scale, "experiments": rows, "pngs": pngs}
+
+
+def results_entry(section: dict) -> dict:
+    """What goes into results.json (the PNG bytes stay in the files)."""
+    return {"scale": section["scale"], **section["experiments"]}
+
+
+def has_error(section: dict) -> bool:
+    return any(r["status"] == "error" for r in section["experiments"].values())
+
+
+def _counts(section) -> str:
+    st = [r["status"] for r in section["experiments"].values()]
+    return ", ".join(f"{st.count(k)} {k}" for k in COLOURS if k in st) or "none registered"
+
+
+def markdown_section(section: dict) -> str:
+    rows = section["experiments"]
+    out = ["", "## Experiments", "",
+           f"The paper's empirical claims, each with its criterion stated in code before the run; scale "
+           f"`{section['scale']}` (`mha-verify report --thorough` for longer runs; the `paper` scale is for a GPU). "
+           f"Statuses: {_counts(section)}.", "",
+           "| id | status | why | time (s) |", "|---|---|---|---|"]
+    for eid, r in rows.items():
+        why = r["why"].replace("|", "\\|")
+        out.append(f"| `{eid}` | {r['status']} | {why[:300]}{'...' if len(why) > 300 else ''} | {r['seconds']:.1f} |")
+    for eid, r in rows.items():
+        out += ["", f"### `{eid}` ({r['status']})", "", f"**Claim.** {r['claim']}", "",
+                f"**Criterion (stated before the run).** {r['criterion']}", "", f"**Outcome.** {r['why']}", ""]
+        for f in r["figures"]:
+            out += [f"![{f['title']}]({f['file']})", "", f"*{f['title']}.* {f['caption']}", ""]
+    return "\n".join(out) + "\n"
+
+
+def _badge(status: str) -> str:
+    face, ink = COLOURS.get(status, ("#ffffff", "black"))
+    return f'<span class="badge" style="background:{face};color:{ink}">{html.escape(status)}</span>'
+
+
+def html_section(section: dict) -> str:
+    e = html.escape
+    rows = section["experiments"]
+    parts = ['<h2 id="experiments">Experiments</h2>',
+             f"<p>The paper's empirical claims, each with its criterion stated in code before the run; scale "
+             f"<code>{e(section['scale'])}</code> (<code>mha-verify report --thorough</code> for longer runs; the "
+             f"<code>paper</code> scale is for a GPU). Statuses: {e(_counts(section))}.</p>",
+             "<table><tr><th>id</th><th>status</th><th>why</th><th>time (s)</th></tr>"]
+    for eid, r in rows.items():
+        parts.append(f'<tr><td><a href="#experiment-{e(eid)}"><code>{e(eid)}</code></a></td><td>{_badge(r["status"])}'
+                     f"</td><td>{e(r['why'])}</td><td class='num'>{r['seconds']:.1f}</td></tr>")
+    parts.append("</table>")
+    for eid, r in rows.items():
+        parts += [f'<h3 id="experiment-{e(eid)}"><code>{e(eid)}</code> {_badge(r["status"])}</h3>',
+                  f"<p><b>Claim.</b> {e(r['claim'])}</p>",
+                  f"<p><b>Criterion (stated before the run).</b> {e(r['criterion'])}</p>",
+                  f"<p><b>Outcome.</b> {e(r['why'])}</p>"]
+        for f in r["figures"]:
+            parts.append(f'<figure id="figure-{e(f["name"])}"><img id="img-{e(f["name"])}" alt="{e(f["title"])}" '
+                         f'src="data:image/png;base64,{section["pngs"][f["name"]]}"><figcaption><b>{e(f["title"])}.'
+                         f"</b> {e(f['caption'])}</figcaption></figure>")
+    return "\n".join(parts)
+
+
+def insert_html(page: str, section: dict) -> str:
+    """The section placed before the page's closing body tag."""
+    cut = page.rfind("</body>")
+    return page[:cut] + html_section(section) + page[cut:] if cut >= 0 else page + html_section(section)
