@@ -101,7 +101,7 @@ def right_inverse(E: np.ndarray, t: int = 0) -> np.ndarray:
     # E E^+ = R^T Q^T Q R^{-T} = I_n; a tiny |R_ii| means E is rank deficient.
     Q, R = np.linalg.qr(E.T)
     diag = np.abs(np.diag(R))
-    if diag.min() <= 1e-12 * max(diag.max(), 1.0):
+    if not diag.min() > 1e-12 * diag.max():  # relative: scale-invariant
         raise ConstructionFailed("Claim 1", f"context of example {t} is rank deficient (Assumption 2 fails)")
     pinv = np.ascontiguousarray(scipy.linalg.solve_triangular(R, Q.T, lower=False).T)  # (R^{-1} Q^T)^T
     pinv.setflags(write=False)
@@ -132,7 +132,7 @@ def build_claim1_attention(contexts, queries, targets) -> np.ndarray:
             B[:, t] = right_inverse(contexts[t], t) @ a[t]
     Q = queries.T  # d x k
     sq = np.linalg.svd(Q, compute_uv=False)
-    if k > d or sq[-1] <= 1e-12 * max(sq[0], 1.0):
+    if k > d or not sq[-1] > 1e-12 * sq[0]:  # relative: scale-invariant
         raise ConstructionFailed("Claim 1", f"the {k} queries are linearly dependent (Assumption 1 fails): "
                                  "W e^(t) = b^(t) has no solution")
     # W = B Q^+ = B (Q^T Q)^{-1} Q^T, computed by a least-squares solve.

@@ -78,11 +78,12 @@ def build_saturation_vectors(queries, J, rng: np.random.Generator) -> tuple[np.n
     if J:
         QJ = queries[J].T  # d x |J|
         U, s, _ = np.linalg.svd(QJ, full_matrices=False)
-        if len(J) > d or s[-1] <= 1e-12 * max(s[0], 1.0):
+        if len(J) > d or s[-1] <= 1e-12 * s[0]:  # relative: the statements are scale-invariant
             raise ConstructionFailed("Lemma 3", "the queries in J are dependent: |J| >= their Kruskal rank")
+        g0 = np.linalg.norm(g)
         g = g - U @ (U.T @ g)
-        g = g - U @ (U.T @ g)  # second pass: re-orthogonalize
-        if np.linalg.norm(g) <= 1e-8 * max(np.linalg.norm(QJ), 1.0):
+        g = g - U @ (U.T @ g)  # second pass: re-orthogonalize (U is orthonormal: no scale involved)
+        if np.linalg.norm(g) <= 1e-8 * g0:
             raise ConstructionFailed("Lemma 3", "the Gaussian draw fell in span{e^(j): j in J} (or |J| = d)")
     return v, g / np.linalg.norm(g)
 

@@ -216,7 +216,7 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
             z_rest_limit = _limit_rows(E, rest, istar_rest)
         y_rest = z_rest_limit - (A[rest] @ Zinf_I if not first else 0.0)
         res = y_rest - _lstsq_coeffs(y_rest, X_inf) @ X_inf if len(rest) else y_rest
-        free_idx = _split_free(res, max(x_max, 1.0), room)
+        free_idx = _split_free(res, x_max, room)  # relative to the tokens' scale
         F = [rest[i] for i in free_idx]
         Y_inf = np.vstack([X_inf, y_rest[free_idx]]) if F else X_inf
         sigma = _sigma_min(Y_inf)

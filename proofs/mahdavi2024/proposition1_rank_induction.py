@@ -52,11 +52,7 @@ import numpy as np
 
 from verifier.arith.compare import Decision, workprec
 from verifier.arith.rank import certify_rank_lower_bound, certify_rank_lower_bound_lazy, numerical_rank
-from verifier.arith.structure import (
-    null_vectors_independent,
-    prove_softmax_sums_to_one,
-    stochastic_block_null_vectors,
-)
+from verifier.arith.rank_caps import RankCap, check_against_cap, structural_rank_cap
 from verifier.data.instances import make_instance
 from verifier.errors import ConstructionFailed
 from verifier.model import mha as model
@@ -85,13 +81,17 @@ def theorem_hypotheses(instance, *, prec: int = 128, seed: int = 0) -> list[Hypo
 
 @construction("proposition1.certify_rank")
 def certify_construction_rank(instance, con: Construction, k: int, *, prec: int = 128, method: str = "auto",
-                              backend=None):
-    """Certify rank(Z) >= k on the induction's independent rows, with Z
-    enclosed from the factored weights (only the chosen minor: arb balls, or
-    rigorous float balls for the float path).  Columns come from the
-    induction's block structure (:meth:`Construction.minor_columns`); if that
-    minor cannot be certified, from a pivoted QR of the rows."""
-    rows = list(con.basis[:k])
+                              backend=None, cap: RankCap | None = None):
+    """Certify rank(Z) >= k on the induction's independent rows (then the other
+    rows, when k exceeds them), with Z enclosed from the factored weights
+    (only the chosen minor: arb balls, or rigorous float balls for the float
+    path).  Columns come from the induction's block structure
+    (:meth:`Construction.minor_columns`); if that minor cannot be certified,
+    from a pivoted QR of the rows.  The result is cross-checked against the
+    structural cap of the data (:func:`verifier.arith.rank_caps.structural_rank_cap`):
+    a certified k above it raises CertificateConflict."""
+    basis = list(con.basis)
+    rows = (basis + [t for t in range(instance.T) if t not in set(basis)])[:k]  # k > T: all rows
     E, e = instance.contexts, instance.queries
 
     def minor_ball(sub_rows, cols):
@@ -103,12 +103,16 @@ def certify_construction_rank(instance, con: Construction, k: int, *, prec: int 
 
     opts = dict(prec=prec, max_prec=max(prec, 512), method=method, backend=backend, minor_float=minor_float)
     with workprec(prec):
-        cols = con.minor_columns(k)
+        cols = con.minor_columns(k) if k <= len(basis) else ()
+        cert = None
         if cols:
             cert = certify_rank_lower_bound_lazy(con.Z[rows], k, minor_ball, cols=cols, **opts)
             if cert.decision is Decision.TRUE:
-                return replace(cert, method=cert.method + "; columns from the induction's blocks")
-        return certify_rank_lower_bound_lazy(con.Z[rows], k, minor_ball, **opts)
+                cert = replace(cert, method=cert.method + "; columns from the induction's blocks")
+        if cert is None or cert.decision is not Decision.TRUE:
+            cert = certify_rank_lower_bound_lazy(con.Z[rows], k, minor_ball, **opts)
+    check_against_cap(cert.certified_k, cap or structural_rank_cap(E, e, instance.H))
+    return cert
 
 
 def construction_trail(instance, con: Construction) -> list[Step]:
@@ -172,26 +176,19 @@ def check_proposition1(instance, *, prec: int = 128, seed: int = 0, claimed_rank
                         reason=f"the construction broke at {exc.step}: {exc}",
                         trail=[Step(f"Construction failed at {exc.step}", exc.step, {"message": str(exc)})])
     trail = construction_trail(instance, con)
-    k = min(claimed, len(con.basis))
-    cert = certify_construction_rank(instance, con, k, prec=prec)
+    k = min(claimed, instance.T)  # beyond the induction's rows too: the certificate must refuse what is false
+    cap = structural_rank_cap(instance.contexts, instance.queries, instance.H)
+    cert = certify_construction_rank(instance, con, k, prec=prec, cap=cap)
     measured = {"certified_rank": cert.certified_k, "induction_rank": len(con.basis),
                 "numerical_rank_of_rows": int(np.linalg.matrix_rank(con.Z[list(con.basis)])) if len(con.basis) else 0}
     certificates = [{"kind": "rank >= k: nonsingular minor", **cert.to_dict()}]
     decision = Decision.TRUE if cert.decision is Decision.TRUE and cert.k >= claimed else Decision.UNDECIDED
-    if decision is not Decision.TRUE and instance.shared_context:
-        # Prop. 2's structural cap (proved symbolically): rank(Z) <= H(n-1)+1.
-        # At the instance's own sizes: Z = S (I_H kron E) (Eqs. 3, 7), softmax rows sum to 1
-        # for every n (sympy, symbolic n), and the H-1 null vectors of S are independent (exact).
-        cap = instance.H * (instance.n - 1) + 1
-        proof = prove_softmax_sums_to_one()
-        V = stochastic_block_null_vectors(instance.H, instance.n)
-        independent = null_vectors_independent(V)
-        if claimed > cap and proof.holds and independent:
-            decision = Decision.FALSE
-            measured["upper_bound (Prop. 2)"] = cap
-            certificates.append({"kind": "rank <= H(n-1)+1 (Prop. 2: S_h row-stochastic => H-1 null vectors)",
-                                 "cap": cap, "H": instance.H, "n": instance.n, "symbolic": proof.to_dict(),
-                                 "null vectors independent (exact, at the instance's H, n)": independent})
+    if decision is not Decision.TRUE and claimed > cap.cap:
+        # a structural cap at the instance's own sizes (Prop. 2 for shared contexts, Prop. 5, repeated
+        # examples, dimensions): rank(Z) <= cap for ANY weights, so the claim is false
+        decision = Decision.FALSE
+        measured["upper_bound (structural, any weights)"] = cap.cap
+        certificates.append(cap.to_dict())
     trail.append(Step("Certificate", "rank >= k by a nonsingular minor (Arb balls)",
                       {"k": cert.k, "decision": cert.decision.value, "prec_bits": cert.prec_bits,
                        "||I - R A||_inf <=": cert.residual_norm_upper}))
@@ -201,10 +198,10 @@ def check_proposition1(instance, *, prec: int = 128, seed: int = 0, claimed_rank
                     certificates=certificates, trail=trail)
 
 
-@negative_control("proposition1", "shared contexts: the claim rank(Z) >= H*r (no '-1') is refuted",
-                  expect=("refuted",))
+@negative_control("proposition1", "shared contexts, T = Hn + 2: the claim rank(Z) >= H*r (no '-1') is refused by "
+                  "the minor and refuted by Prop. 2's cap", expect=("refuted",))
 def control_no_minus_one(*, prec: int = 128, seed: int = 0) -> Evidence:
-    inst = make_instance(H=3, n=3, d=5, context="shared", seed=seed)
+    inst = make_instance(H=3, n=3, d=5, T=11, context="shared", seed=seed)
     return check_proposition1(inst, prec=prec, seed=seed, claimed_rank=inst.H * inst.r)
 
 

@@ -64,7 +64,7 @@ from verifier.arith.structure import (
     symbolic_feature_matrix,
 )
 from verifier.data.instances import make_instance, rng_for
-from verifier.errors import ConstructionFailed
+from verifier.errors import CertificateConflict, ConstructionFailed
 from verifier.model.mha_balls import feature_matrix_from_scores_ball, scores_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude, hypothesis_from_evidence
 from verifier.statements.registry import negative_control, statement
@@ -152,6 +152,9 @@ def check_proposition2(instance, *, prec: int = 128, seed: int = 0, claimed_boun
     over = {label: r["rank_lower"].certified_k for label, r in results.items()
             if r["rank_lower"].certified_k > claimed}
     vacuous = min(T, H * d) <= claimed
+    if over and proved and claimed >= bound:
+        raise CertificateConflict(f"certified rank(Z) {max(over.values())} above the proved cap {bound}: "
+                                  "a certificate is wrong")
     if over:
         decision = Decision.FALSE
     elif vacuous or (proved and claimed >= bound):

@@ -65,7 +65,7 @@ from verifier.arith.structure import (
     symbolic_feature_matrix,
 )
 from verifier.data.instances import from_arrays, make_instance, rng_for
-from verifier.errors import ConstructionFailed
+from verifier.errors import CertificateConflict, ConstructionFailed
 from verifier.model.mha_balls import feature_matrix_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.registry import negative_control, statement
@@ -147,6 +147,9 @@ def check_proposition5(instance, *, prec: int = 128, seed: int = 0, claimed_boun
     over = {label: r["rank_lower"].certified_k for label, r in results.items()
             if r["rank_lower"].certified_k > claimed}
     vacuous = min(T, H * d) <= claimed
+    if over and proved and claimed >= proved_bound:
+        raise CertificateConflict(f"certified rank(Z) {max(over.values())} above the proved cap {proved_bound}: "
+                                  "a certificate is wrong")
     if over:
         decision = Decision.FALSE
     elif vacuous or (proved and claimed >= proved_bound):

@@ -21,8 +21,9 @@ Checks
 ------
 1. rank(Z) = T certified (nonsingular T x T minor, Arb balls).
 2. blockdiag(W_V) W_O W_D = M: checked exactly (entries are M's, 0 and 1).
-3. The residual Z M - Y enclosed in a ball of radius <= tolerance (1e-20 at
-   128 bits for T <= 60); the rounded float64 readout's residual reported.
+3. The residual Z M - Y enclosed in a ball of radius <= 1e-20 max|y|
+   (relative: the statements are scale-invariant); the rounded float64
+   readout's residual reported.
 
 Not established
 ---------------
@@ -53,7 +54,7 @@ from verifier.statements.registry import construction, negative_control, stateme
 
 from .proposition1_rank_induction import build_key_query_weights, certify_construction_rank
 
-TOLERANCE = 1e-20  # the residual ball's radius bound at >= 128 bits
+TOLERANCE = 1e-20  # residual ball bound, relative to max |y| (at >= 128 bits)
 
 
 @construction("step2.readout")
@@ -88,16 +89,25 @@ def solve_readout_ball(Zb: arb_mat, Y) -> arb_mat:
     return Zb.transpose() * X
 
 
-def residual_enclosure(Yhat: arb_mat, Y) -> tuple[Decision, float, float]:
-    """Decide max |yhat - y| <= TOLERANCE entrywise in balls: TRUE when every
-    entry certainly is, FALSE when one certainly is not, else UNDECIDED.
+def label_scale(Y) -> float:
+    """max |y|: the residual tolerance is relative to it (scale-invariant)."""
+    Y = np.asarray(Y, dtype=np.float64)
+    return float(np.abs(Y).max()) if Y.size else 0.0
+
+
+def residual_enclosure(Yhat: arb_mat, Y, *, tol: float | None = None) -> tuple[Decision, float, float]:
+    """Decide max |yhat - y| <= tol entrywise in balls (default TOLERANCE max|y|,
+    relative to the labels): TRUE when every entry certainly is, FALSE when one
+    certainly is not, else UNDECIDED.
     Returns (decision, upper bound of max |yhat - y|, largest radius)."""
     Yb = Y if isinstance(Y, arb_mat) else to_arb_mat(np.asarray(Y, dtype=np.float64))
+    if tol is None:
+        tol = TOLERANCE * max(abs(float(x.mid())) for x in Yb.entries()) if Yb.nrows() * Yb.ncols() else 0.0
     worst, rad, decisions = 0.0, 0.0, []
     for i in range(Yhat.nrows()):
         for j in range(Yhat.ncols()):
             diff = abs(Yhat[i, j] - Yb[i, j])
-            decisions.append(certainly_less_equal(diff, arb(TOLERANCE)))
+            decisions.append(certainly_less_equal(diff, arb(tol)))
             worst = max(worst, upper(diff))
             rad = max(rad, float(diff.rad()))
     return Decision.all(decisions), worst, rad
@@ -164,12 +174,13 @@ def check_step2(instance, *, prec: int = 128, seed: int = 0, readout_perturbatio
     weights = Weights(con.W_Q, con.W_K, W_V, W_O, W_D)
     identity_exact = bool(np.array_equal(readout_matrix(weights), M))
     decision = Decision.all([mem, Decision.TRUE if identity_exact else Decision.FALSE])
-    return conclude("step2", decision, claimed=f"Yhat = Z M = Y with |residual| <= {TOLERANCE:g}",
+    tol = TOLERANCE * label_scale(instance.labels)
+    return conclude("step2", decision, claimed=f"Yhat = Z M = Y with |residual| <= {TOLERANCE:g} max|y|",
                     measured={"max |Z M - Y| (ball upper bound)": worst, "largest radius": rad,
                               "blockdiag(W_V) W_O W_D == M exactly": identity_exact},
                     hypotheses=hyps, certified=decision is not Decision.UNDECIDED, method="arb balls",
-                    prec_bits=bits, tolerance=TOLERANCE,
-                    margin=TOLERANCE - worst,
+                    prec_bits=bits, tolerance=tol,
+                    margin=tol - worst,
                     certificates=[{"kind": "residual ball", "max_abs_residual_upper": worst, "radius": rad},
                                   {"kind": "rank(Z) = T", **(cert.to_dict() if cert else {})}],
                     trail=[Step("Solve Z M = Y in balls: M = Z^T (Z Z^T)^{-1} Y", "Step 2, Eq. (8)",

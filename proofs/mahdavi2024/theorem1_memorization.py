@@ -19,11 +19,19 @@ Checks
 2. rank(Z) = T certified (Arb minor), from the factored float64 weights.
    By linear algebra this alone proves that an exact readout exists.
 3. T <= 60: the exact readout M = Z^T (Z Z^T)^{-1} Y enclosed in balls and the
-   forward pass Eq. (8) run with it: |yhat - y| enclosed below 1e-20.
+   forward pass Eq. (8) run with it: |yhat - y| enclosed below 1e-20 max|y|.
    Larger T: the float64 readout's residual is reported (numerical).
-4. The float64 weights as saved (--save-weights) are run through the forward
-   pass (Eqs. 1-6, numpy) and their residual reported: what a reader's own
-   code will see.
+4. Whatever the data, rank(Z) <= a structural cap for ANY weights
+   (:mod:`verifier.arith.rank_caps`: dimensions, repeated examples, a shared
+   context, constant token sums); the rank certificate is asked for T on all
+   T rows (even above capacity) and must agree with the cap; identical
+   inputs with different labels refute memorization for any weights.
+5. The saved weights get their own certificate: the float64 parameters
+   exactly as written by --save-weights (W_Q, W_K, W_V, W_O, W_D) run
+   through Eqs. 1-6 in Arb balls, giving a certified enclosure of
+   max |yhat - y| for THOSE weights (beside the existence certificate of 2-3;
+   float64 may be unable to represent the exact weights, e.g. queries of
+   size 1e50 with the skip connection).
 
 Not established
 ---------------
@@ -34,7 +42,7 @@ References
 ----------
 arXiv:2306.02010v3, Thm. 1, Sec. 4.1, App. B.
 
->>> from verifier.data.instances import make_instance
+>>> from verifier.data.instances import from_arrays, make_instance
 >>> ev = check_theorem1(make_instance(H=3, n=3, d=5, seed=0))
 >>> ev.verdict, ev.certified
 ('verified', True)
@@ -43,11 +51,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifier.arith.compare import Decision
+from flint import arb
+
+from verifier.arith.balls import ball_max
+from verifier.arith.compare import Decision, certainly_less_equal, lower, upper, with_precision_ladder
 from verifier.arith.rank import certify_rank_lower_bound
-from verifier.data.instances import make_instance
+from verifier.arith.rank_caps import structural_rank_cap
+from verifier.data.instances import from_arrays, make_instance
 from verifier.errors import ConstructionFailed
 from verifier.model.mha import Weights, forward
+from verifier.model.mha_balls import forward_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.registry import construction, negative_control, statement
 
@@ -57,9 +70,16 @@ from .proposition1_rank_induction import (
     construction_trail,
     theorem_hypotheses,
 )
-from .step2_linear_readout import TOLERANCE, build_readout, exact_readout_residual, solve_readout_float
+from .step2_linear_readout import (
+    TOLERANCE,
+    build_readout,
+    exact_readout_residual,
+    label_scale,
+    solve_readout_float,
+)
 
-CERTIFIED_T = 60  # up to this T the exact readout is enclosed in balls
+CERTIFIED_T = 60  # up to this T the exact readout (and the float weights' residual) are enclosed in balls
+FAR = 1e-6  # saved weights whose certified residual exceeds FAR max|y| are "far from the labels"
 
 
 def size_hypotheses(instance) -> list[Hypothesis]:
@@ -73,9 +93,46 @@ def size_hypotheses(instance) -> list[Hypothesis]:
 
 
 def write_weights(path, instance, weights: Weights, labels, *, skip: bool) -> None:
-    """The constructed parameters exactly as certified, with the dataset."""
+    """The constructed float64 parameters (their residual is certified separately:
+    :func:`saved_weights_certificate`), with the dataset."""
     np.savez(path, contexts=np.array(instance.contexts), queries=np.array(instance.queries),
              labels=np.array(labels), skip_connection=np.array(skip), **weights.as_arrays())
+
+
+def saved_weights_certificate(instance, weights: Weights, *, skip: bool, prec: int,
+                              max_prec: int = 1024) -> dict:
+    """Eqs. 1-6 of the float64 ``weights`` (exact dyadic rationals) in balls:
+    a certified enclosure [lower, upper] of max_t,j |yhat - y|, tightened by
+    doubling the precision while the enclosure is wider than 1% of its top."""
+    Y = np.asarray(instance.labels, dtype=np.float64)
+    scale = label_scale(Y)
+
+    def attempt(bits):
+        Yhat = forward_ball(instance.contexts, instance.queries, weights, skip=skip)
+        worst = ball_max(abs(Yhat[i, j] - arb(float(Y[i, j]))) for i in range(Y.shape[0]) for j in range(Y.shape[1]))
+        tight = certainly_less_equal(arb(worst.rad()) * 100, worst.abs_upper())
+        return tight, worst
+
+    dec, worst, bits = with_precision_ladder(attempt, prec=prec, max_prec=max(prec, max_prec))
+    lo, hi = lower(worst), upper(worst)
+    rel = hi / scale if scale > 0 else hi
+    return {"kind": "saved float64 weights: Eqs. 1-6 in Arb balls, max |yhat - y| enclosed",
+            "max |yhat - y| >=": max(lo, 0.0), "max |yhat - y| <=": hi, "relative to max|y| <=": rel,
+            "max|y|": scale, "prec_bits": bits, "skip": skip,
+            "far from the labels": bool(max(lo, 0.0) > FAR * scale)}
+
+
+def conflicting_duplicates(instance) -> tuple[int, int] | None:
+    """Two examples with identical context and query but different labels
+    (exact float comparison): no weights can memorize both."""
+    E, e, Y = (np.asarray(a, dtype=np.float64) for a in (instance.contexts, instance.queries, instance.labels))
+    seen = {}
+    for t in range(instance.T):
+        key = (E[t].tobytes(), e[t].tobytes())
+        if key in seen and not np.array_equal(Y[seen[key]], Y[t]):
+            return seen[key], t
+        seen.setdefault(key, t)
+    return None
 
 
 @construction("theorem1.memorize")
@@ -88,12 +145,18 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
     shift = skip and shift_labels
     Y_target = Y - (np.asarray(instance.queries)[:, :instance.d_out] if shift else 0.0)  # App. C's shift
     claimed = "yhat = y for every example" + (" (skip connection)" if skip else "")
+    cap = structural_rank_cap(instance.contexts, instance.queries, instance.H)
+    clash = conflicting_duplicates(instance)
     try:
         con = build_key_query_weights(instance, seed=seed, r=force_r)
     except ConstructionFailed as exc:
         trail = [Step(f"Construction failed at {exc.step}", exc.step, {"message": str(exc)})]
         decision, certs = Decision.UNDECIDED, []
-        if exc.step == "factorisation" and force_r is not None:
+        if clash is not None:
+            decision = Decision.FALSE
+            certs = [{"kind": "identical inputs, different labels: yhat(t) = yhat(t') for ANY weights",
+                      "examples": list(clash)}, cap.to_dict()]
+        elif exc.step == "factorisation" and force_r is not None:
             # the variant "rank-r heads fit in d_h < r" is false: certify rank W^h > d_h
             con = build_key_query_weights(instance, seed=seed, r=force_r, factor=False)
             ranks = [certify_rank_lower_bound(W, k=instance.d_h + 1, prec=prec) for W in con.W]
@@ -106,12 +169,13 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
                         prec_bits=prec, certificates=certs, reason=f"{exc}", trail=trail)
     T = instance.T
     trail = construction_trail(instance, con)
-    cert = certify_construction_rank(instance, con, T, prec=prec) if len(con.basis) >= T else None
-    rank_ok = cert is not None and cert.decision is Decision.TRUE
-    trail.append(Step("rank(Z) = T certified: an exact readout exists", "Prop. 1 + Step 2",
-                      {"certified rank": cert.certified_k if cert else 0, "T": T}))
-    measured = {"certified_rank": cert.certified_k if cert else 0, "T": T}
-    certs = [{"kind": "rank(Z) = T: nonsingular minor", **cert.to_dict()}] if cert else []
+    cert = certify_construction_rank(instance, con, T, prec=prec, cap=cap)  # all T rows, even above capacity
+    rank_ok = cert.decision is Decision.TRUE
+    trail.append(Step("rank(Z) = T certified: an exact readout exists" if rank_ok else
+                      f"rank(Z) = T not certified (structural cap {cap.cap}: {cap.why})", "Prop. 1 + Step 2",
+                      {"certified rank": cert.certified_k, "T": T, "structural cap": cap.cap}))
+    measured = {"certified_rank": cert.certified_k, "T": T, "structural cap rank(Z) <=": cap.cap}
+    certs = [{"kind": "rank(Z) = T: nonsingular minor", **cert.to_dict()}, cap.to_dict()]
     method, tol, margin = "arb balls", None, None
     if rank_ok and T <= CERTIFIED_T:
         mem, worst, rad, M, bits = exact_readout_residual(instance, con.W_K, con.W_Q, skip=skip,
@@ -123,27 +187,45 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
                          "readout precision bits": bits})
         certs.append({"kind": "residual ball (exact readout)", "max_abs_residual_upper": worst, "radius": rad,
                       "prec_bits": bits})
-        decision, tol, margin = mem, TOLERANCE, TOLERANCE - worst
+        tol = TOLERANCE * label_scale(Y)
+        decision, margin = mem, tol - worst
     else:
         M = solve_readout_float(con.Z, Y_target)
-        decision = Decision.TRUE if rank_ok else Decision.UNDECIDED
+        decision = Decision.TRUE if rank_ok else Decision.FALSE if clash is not None else Decision.UNDECIDED
         if rank_ok:
             method = "arb balls (rank) + float64 (readout residual, reported)"
+        if clash is not None:
+            certs.append({"kind": "identical inputs, different labels: no weights memorize both",
+                          "examples": list(clash)})
     W_V, W_O, W_D = build_readout(M, instance.H, instance.d, instance.d_v, instance.d_out)
     weights = Weights(con.W_Q, con.W_K, W_V, W_O, W_D)
     yhat = forward(instance.contexts, instance.queries, weights, skip=skip)
     float_res = float(np.abs(yhat - Y).max())
-    measured["max |yhat - y| of the float64 weights"] = float_res
+    measured["max |yhat - y| of the float64 weights (numpy)"] = float_res
     trail.append(Step("Readout: W_V^h = [M_h, 0], W_O, W_D; forward pass (Eqs. 1-6)"
                       + (" with skip: labels shifted by W_D^T e" if skip else ""),
                       "Step 2" + (", App. C" if skip else ""),
-                      {"max |yhat - y| (float64 weights)": float_res}))
+                      {"max |yhat - y| (float64 weights, numpy)": float_res}))
+    reason = ""
+    if save or T <= CERTIFIED_T:
+        saved = saved_weights_certificate(instance, weights, skip=skip, prec=prec)
+        certs.append(saved)
+        measured["saved float64 weights: max |yhat - y| (certified)"] = [saved["max |yhat - y| >="],
+                                                                         saved["max |yhat - y| <="]]
+        trail.append(Step("The float64 weights as saved, Eqs. 1-6 in balls", "--save-weights",
+                          {k: v for k, v in saved.items() if k != "kind"}))
+        if saved["far from the labels"]:
+            reason = (f"exact weights exist (rank(Z) = T certified), but the float64 weights"
+                      f"{' saved' if save else ''} do NOT memorize the labels: certified max |yhat - y| >= "
+                      f"{saved['max |yhat - y| >=']:.3g} (max|y| = {saved['max|y|']:.3g}); float64 cannot "
+                      "represent the exact weights here") if decision is Decision.TRUE else \
+                f"the float64 weights miss the labels: certified max |yhat - y| >= {saved['max |yhat - y| >=']:.3g}"
     if save:
         write_weights(save, instance, weights, Y, skip=skip)
         trail.append(Step("Weights saved", "--save-weights", {"path": str(save)}))
     return conclude(statement_id, decision, claimed=claimed, measured=measured, hypotheses=hyps,
                     certified=decision is not Decision.UNDECIDED, method=method, prec_bits=prec, tolerance=tol,
-                    margin=margin, certificates=certs, trail=trail)
+                    margin=margin, certificates=certs, trail=trail, reason=reason)
 
 
 @statement("theorem1", H=3, n=3, d=5)
@@ -166,8 +248,18 @@ def control_repeated_queries(*, prec: int = 128, seed: int = 0) -> Evidence:
                           prec=prec, seed=seed)
 
 
-@negative_control("theorem1", "shared contexts, T = H(n-1)+2 > capacity: hypotheses unmet",
-                  expect=("hypotheses-unmet",))
+@negative_control("theorem1", "shared contexts, T = H(n-1)+2 > capacity: rank(Z) = T refused by the minor "
+                  "(Prop. 2's cap), hypotheses unmet", expect=("hypotheses-unmet",))
 def control_too_many_examples(*, prec: int = 128, seed: int = 0) -> Evidence:
     inst = make_instance(H=2, n=3, d=5, T=6, context="shared", seed=seed)
     return check_theorem1(inst, prec=prec, seed=seed)
+
+
+@negative_control("theorem1", "two examples with identical context and query and different labels: no weights "
+                  "memorize both (certified for any weights)", expect=("hypotheses-unmet",))
+def control_duplicate_example(*, prec: int = 128, seed: int = 0) -> Evidence:
+    base = make_instance(H=3, n=3, d=5, seed=seed)
+    E, e, y = np.array(base.contexts), np.array(base.queries), np.array(base.labels)
+    E[-1], e[-1], y[-1] = E[0], e[0], y[0] + 1.0
+    return check_theorem1(from_arrays(E, e, y, H=3, kind="generated", seed=seed, source="control"), prec=prec,
+                          seed=seed)

@@ -31,6 +31,7 @@ True
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import time
 from dataclasses import dataclass, field
@@ -221,6 +222,7 @@ def prove_stochastic_blocks_annihilated(H: int, n: int) -> SymbolicIdentity:
                      {"H": H, "n": n}, residuals, t0)
 
 
+@functools.lru_cache(maxsize=1)
 def prove_softmax_sums_to_one() -> SymbolicIdentity:
     """sympy, for EVERY n (a symbol): ``sum_i exp(a_i) / sum_j exp(a_j) = 1``.
     Hence each null vector of :func:`stochastic_block_null_vectors` gives

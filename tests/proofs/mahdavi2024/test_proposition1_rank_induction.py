@@ -58,7 +58,26 @@ def test_factorisation_refuses_rank_above_dh():
 def test_negative_control_no_minus_one_refuted():
     ev = control_no_minus_one()
     assert ev.verdict == "refuted"
-    assert ev.measured["upper_bound (Prop. 2)"] == 7
+    assert ev.measured["upper_bound (structural, any weights)"] == 7
+    cap = [c for c in ev.certificates if c.get("kind", "").startswith("structural cap")][0]
+    assert "shared context" in cap["why"]  # Prop. 2, at the instance's own H and n
+
+
+def test_a_minor_above_the_structural_cap_is_a_conflict_not_a_verdict(monkeypatch):
+    """A rank certificate that claims more than the data allow for ANY weights
+    contradicts a proof: CertificateConflict, never 'verified' or 'refuted'."""
+    import proofs.mahdavi2024.proposition1_rank_induction as p1
+    from verifier.arith.compare import Decision
+    from verifier.arith.rank import RankLowerBound
+    from verifier.errors import CertificateConflict
+
+    def always_true(mid, k, minor_ball, **kw):
+        return RankLowerBound(k, (), (), Decision.TRUE, 128, "patched", 0.0, 0.0, k)
+
+    monkeypatch.setattr(p1, "certify_rank_lower_bound_lazy", always_true)
+    inst = make_instance(H=3, n=3, d=5, T=11, context="shared", seed=0)
+    with pytest.raises(CertificateConflict):
+        p1.check_proposition1(inst, claimed_rank=inst.H * inst.r)
 
 
 def test_negative_control_repeated_queries():

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from proofs.mahdavi2024.theorem1_memorization import (
     check_theorem1,
     control_dh_too_small,
+    control_duplicate_example,
     control_repeated_queries,
     control_too_many_examples,
 )
@@ -20,8 +21,10 @@ def test_memorizes_arbitrary_labels_certified(inst):
     ev = check_theorem1(inst)
     assert ev.verdict == "verified", ev.reason
     assert ev.certified
-    assert ev.measured["max |yhat - y| with the exact readout (ball)"] <= 1e-20
-    assert ev.measured["max |yhat - y| of the float64 weights"] < 1e-6
+    assert ev.measured["max |yhat - y| with the exact readout (ball)"] <= 1e-20 * np.abs(inst.labels).max()
+    assert ev.measured["max |yhat - y| of the float64 weights (numpy)"] < 1e-6
+    lo, hi = ev.measured["saved float64 weights: max |yhat - y| (certified)"]
+    assert 0 <= lo <= hi < 1e-6
 
 
 def test_saved_weights_memorize_in_an_independent_forward_pass(tmp_path):
@@ -48,4 +51,33 @@ def test_negative_controls():
     assert control_dh_too_small().verdict == "refuted"
     ev = control_repeated_queries()
     assert ev.verdict == "hypotheses-unmet" and "Claim 1" in ev.reason
-    assert control_too_many_examples().verdict == "hypotheses-unmet"
+    ev = control_too_many_examples()
+    assert ev.verdict == "hypotheses-unmet"
+    # it reached the rank certificate, which refused rank(Z) = T, in agreement with Prop. 2's cap
+    rank = [c for c in ev.certificates if c["kind"].startswith("rank(Z) = T")][0]
+    assert rank["k"] == ev.measured["T"] and rank["decision"] != "true"
+    assert ev.measured["structural cap rank(Z) <="] < ev.measured["T"]
+
+
+def test_duplicate_example_with_different_labels_cannot_be_memorized():
+    ev = control_duplicate_example()
+    assert ev.verdict == "hypotheses-unmet"  # Assumption 1 fails (two equal queries) ...
+    assert any("identical inputs" in c["kind"] for c in ev.certificates)  # ... and no weights could work
+
+
+def test_saved_weights_far_from_the_labels_are_said_plainly(tmp_path):
+    """Issue 9: queries scaled by 1e50, skip connection: exact weights exist
+    (verified), the float64 weights as saved miss by ~1e34, certified."""
+    from proofs.mahdavi2024.appendixC_skip_connection import check_appendixC
+    from verifier.data.instances import from_arrays
+    base = make_instance(H=3, n=3, d=5, d_out=2, d_v=2, seed=0)
+    inst = from_arrays(base.contexts, base.queries * 1e50, base.labels, H=3, d_v=2)
+    ev = check_appendixC(inst, save_weights=str(tmp_path / "w.npz"))
+    assert ev.verdict == "verified" and ev.certified
+    lo, hi = ev.measured["saved float64 weights: max |yhat - y| (certified)"]
+    assert 1e30 < lo <= hi
+    assert "do NOT memorize" in ev.reason
+    saved = [c for c in ev.certificates if c["kind"].startswith("saved float64")][0]
+    assert saved["far from the labels"] is True
+    d = ev.to_dict()
+    assert d["certificates"] and d["measured"]["saved float64 weights: max |yhat - y| (certified)"][0] > 1e30
