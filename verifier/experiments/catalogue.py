@@ -80,7 +80,8 @@ class Experiment:
 EXPERIMENTS: dict[str, Experiment] = {}
 
 #: The modules of ``verifier.experiments`` that register experiments.
-MODULES: tuple[str, ...] = ("capacity_sweeps", "sweep_variants", "saturation", "capacity_probe")
+MODULES: tuple[str, ...] = ("capacity_sweeps", "sweep_variants", "saturation", "capacity_probe", "table1",
+                            "table3")
 
 
 #: Per-run memo tables of experiment modules (e.g. a sweep two claims read), emptied by
