@@ -36,19 +36,20 @@ CLAIM_TABLE1 = ("On 2000 ImageNet images through a ViT, Assumption 2 holds for e
                 "trained ViT layer); general position fails everywhere; Assumption 3 already holds at "
                 "the embedding layer (Sec. 5.1, Table 1).")
 CRITERION_TABLE1 = (
-    "At the data's precision (float32, u = 2^-24; a subset counts as independent when sigma_min > u "
-    "||.||_F): reproduced iff (a) Assumption 2 holds at every layer, (b) Assumption 1 fails at the "
+    "At the data's precision (the engine's reading of float32 tokens: a k-subset in R^m counts as "
+    "independent when rho = sigma_min / sigma_max of its unit-row matrix exceeds tau = max(k, m) * 2^-23, "
+    "numpy's and torch's numerical-rank tolerance, which the paper's notebook used): reproduced iff (a) Assumption 2 holds at every layer, (b) Assumption 1 fails at the "
     "embedding (certified) and holds after the random attention layer, the random ViT layer and the "
     "trained layer (evidence from random n-subsets, worst one certified), (c) general position of the "
     "queries fails at every layer after the embedding while Assumption 1 holds there (certified: exact "
-    "witness or every d-subset dependent within u), and (d) Assumption 3 holds at the embedding. "
+    "witness or every d-subset with rho <= tau), and (d) Assumption 3 holds at the embedding. "
     "Partially reproduced iff (a) and (b) hold but (c) or (d) does not; not reproduced otherwise.")
 CLAIM_FIG1 = ("The Kruskal rank of the query tokens after one random attention layer is only slightly "
               "larger than n (Assumption 1) and much smaller than d (general position) (Fig. 1).")
 CRITERION_FIG1 = (
     "After the random attention layer at the CPU scale: reproduced iff the Kruskal rank of the queries at "
-    "the data's precision is at least n (evidence: every sampled n-subset independent) and below d "
-    "(certified: a dependent subset within u), and the evidence level found is at most (n + d) / 2, "
+    "the data's precision (rho > tau, as in table1) is at least n (evidence: every sampled n-subset passes) "
+    "and below d (certified: a subset with rho <= tau), and the evidence level found is at most (n + d) / 2, "
     "'only slightly above n'; partially reproduced iff n <= kr < d but above (n + d) / 2; not reproduced "
     "otherwise.")
 
@@ -64,7 +65,6 @@ def table1_results(scale: str, seed: int, log=print) -> dict:
     if key in _CACHE:
         return _CACHE[key]
     from verifier.experiments.photographs import photograph_inputs
-    from verifier.experiments.precision import relative_precision
     from verifier.experiments.real_assumptions import Budget, analyse_layer
     from verifier.experiments.tiny_vit import digit_images, train_tiny_vit, trained_vit_tokens
     from verifier.experiments.vit_layers import vit_base_tokens
@@ -78,17 +78,15 @@ def table1_results(scale: str, seed: int, log=print) -> dict:
     layers: dict = {}
     for name in list(tokens):
         X = tokens.pop(name)
-        u = relative_precision(X.numpy().dtype)
         log(f"  table1 / {name}: T = {X.shape[0]}, n = {X.shape[1]}, d = {X.shape[2]}")
-        layers[name] = analyse_layer(X, X[:, 0], u=u, budget=budget, seed=seed, log=log, exact_T=EXACT_T)
+        layers[name] = analyse_layer(X, X[:, 0], budget=budget, seed=seed, log=log, exact_T=EXACT_T)
         del X
     x, y = digit_images()
     x, y = x[:cfg["digits"]], y[:cfg["digits"]]
     model, acc, steps = train_tiny_vit(x, y, seed=seed, steps=cfg["steps"])
     X = trained_vit_tokens(model, x)
     log(f"  table1 / trained ViT layer: digits, training accuracy {acc:.4f} after {steps} steps")
-    layers["trained ViT layer"] = analyse_layer(X, X[:, 0], u=relative_precision(X.numpy().dtype),
-                                                budget=budget, seed=seed, log=log, exact_T=EXACT_T)
+    layers["trained ViT layer"] = analyse_layer(X, X[:, 0], budget=budget, seed=seed, log=log, exact_T=EXACT_T)
     layers["trained ViT layer"]["training"] = {"data": "sklearn digits", "accuracy": acc, "steps": steps}
     out = {"layers": layers, "images": cfg["T"], "scenes": sorted(set(s.split("[")[0] for s in sources)),
            "budget": cfg["budget"], "seconds": time.perf_counter() - t0}
@@ -147,23 +145,25 @@ def _margins_figure(layers: dict, scale: str) -> Figure:
         keys = (("assumption2", "A2: worst context"), ("assumption1", "A1: worst n-subset"),
                 ("assumption3", "A3: worst n-subset"))
         for j, (k, label) in enumerate(keys):
-            vals = [max(layers[m][k]["min_relative_sigma"] if k == "assumption2" else
-                        layers[m][k]["precision"]["min_relative_sigma"], 1e-18) for m in names]
-            ax.scatter([i + 0.2 * (j - 1) for i in range(len(names))], vals, label=label, s=25)
-        u = layers[names[0]]["u"]
-        ax.axhline(u, color="k", ls="--", lw=1, label="u = 2^-24 (float32)")
+            vals = []
+            for m in names:
+                c = layers[m][k] if k == "assumption2" else layers[m][k]["precision"]
+                vals.append(max(c["min_rho"] / c["tolerance"], 1e-6))
+            ax.scatter([i + 0.15 * (j - 1) for i in range(len(names))], vals, label=label, s=25)
+        ax.axhline(1.0, color="k", ls="--", lw=1, label="rho = tau (the data's precision)")
         ax.set_yscale("log")
         ax.set_xticks(range(len(names)), [m.replace(" ", "\n", 1) for m in names], fontsize=8)
-        ax.set_ylabel("smallest sigma_min / ||.||_F found")
+        ax.set_ylabel("smallest rho found / tau")
         ax.legend(fontsize=7)
 
     return Figure("table1_margins", "Table 1: independence margins per layer",
-                  f"Smallest relative singular value found per layer (scale {scale}): over every context "
-                  "(Assumption 2) and over the sampled n-subsets of queries (Assumption 1) and of mean-shifted "
-                  "queries (Assumption 3); below the dashed line u = 2^-24 the vectors are dependent at "
-                  "float32 precision. The paper used 2000 ImageNet images and 5000 subsets; here the photographs "
-                  "of scikit-image (random crops) and fewer subsets; the trained layer is a small ViT on digits "
-                  "(n = 17, d = 64).", _fig_png(draw))
+                  f"Smallest robustness rho (sigma_min / sigma_max of the unit-row matrix) found per layer, divided "
+                  f"by the float32 tolerance tau = max(k, m) 2^-23 (scale {scale}): over every context (Assumption 2) "
+                  "and over the sampled n-subsets of queries (Assumption 1) and of mean-shifted queries "
+                  "(Assumption 3); below the dashed line the vectors are dependent at the data's precision (points "
+                  "at 1e-6 are exactly dependent). The paper used 2000 ImageNet images and 5000 subsets; here "
+                  "random crops of scikit-image's photographs and fewer subsets; the trained layer is a small ViT "
+                  "trained on digits (n = 17, d = 64).", _fig_png(draw))
 
 
 def _kruskal_figure(layers: dict, scale: str) -> Figure:
@@ -177,14 +177,14 @@ def _kruskal_figure(layers: dict, scale: str) -> Figure:
                 ax.axvline((kc["certified_upper"] + 1) / kc["n"], color=line.get_color(), ls=":", lw=1)
         ax.axvline(1.0, color="k", lw=1)
         ax.set_xlabel("subset size k / n  (k = n: Assumption 1; k = d: general position)")
-        ax.set_ylabel("share of random k-subsets independent within u")
+        ax.set_ylabel("share of random k-subsets with rho > tau")
         ax.legend(fontsize=7)
 
     return Figure("fig1_kruskal", "Fig. 1: Kruskal rank of the queries vs subset size",
                   f"Share of random k-subsets of the queries that are independent at float32 precision "
-                  f"(sigma_min > 2^-24 ||.||_F), per layer, against k / n (scale {scale}); a dotted line marks "
+                  f"(rho > tau = max(k, d) 2^-23), per layer, against k / n (scale {scale}); a dotted line marks "
                   "the smallest k with a certified dependent subset (Kruskal rank at precision < that k). "
-                  "The paper's Fig. 1 used 2000 ImageNet images and torch's default rank tolerance.",
+                  "The paper's Fig. 1 used 2000 ImageNet images and the same (torch) rank tolerance.",
                   _fig_png(draw))
 
 
