@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import time
 
-from verifier.experiments.catalogue import Figure, Outcome, experiment
+from verifier.experiments.catalogue import CACHES, Figure, Outcome, experiment
 
 REQUIRES = ("transformers", "skimage", "sklearn")
 #: scale -> images, ViT config overrides, analysis budget, tiny-ViT training steps
@@ -57,6 +57,7 @@ QUICK_SKIP = ("quick mode: the ViT-Base forward on 800 photographs and the certi
               "2 cores; run the default report (cpu scale) or benchmarks/experiment_real_assumptions.py")
 
 _CACHE: dict = {}
+CACHES.append(_CACHE)
 
 
 def table1_results(scale: str, seed: int, log=print) -> dict:
