@@ -45,6 +45,7 @@ class SequenceInstance:
     kind: str = "random"
     seed: int | None = None
     source: str = "generated"
+    eps: float | None = None  # Thm. 1 with eps > 0: the prior mass left out (None: the checker's default)
 
     @property
     def T0(self) -> int:
@@ -222,7 +223,7 @@ def dyadic_simplex_rows(rng, T0: int, N: int, bits: int = DYADIC_BITS) -> np.nda
 
 def make_sequence_instance(*, N: int = 5, S: int = 2, d: int = 3, d_h: int | None = None, H: int = 2,
                            T0: int | None = None, dataset: str = "random", conditionals: str = "table",
-                           seed: int = 0, **_ignored) -> SequenceInstance:
+                           seed: int = 0, eps: float | None = None, **_ignored) -> SequenceInstance:
     """Draw a dataset: ``T0`` (default H d_h + d, the claimed capacity) distinct
     sequences (``dataset``: random / all N^S / all ending in token 0 /
     distinct last tokens), uniform prior, conditionals a table with random
@@ -235,24 +236,27 @@ def make_sequence_instance(*, N: int = 5, S: int = 2, d: int = 3, d_h: int | Non
     H = _positive_int("H", H, 0)
     d_h = d if d_h is None else _positive_int("d_h", d_h)
     T0 = H * d_h + d if T0 is None else _positive_int("T0", T0)
+    if eps is not None and not 0 < eps < 1:
+        raise InvalidInstance(f"eps = {eps!r} must lie in (0, 1)")
     rng = np.random.default_rng(seed)
     seqs = _draw_sequences(rng, N, S, T0, dataset)
     T0 = seqs.shape[0]
     if conditionals == "positive":
         cond = dyadic_simplex_rows(rng, T0, N)
-        return from_sequences(seqs, N=N, conditionals=cond, d=d, d_h=d_h, H=H,
-                              kind=f"{dataset}+{conditionals}", seed=seed, source="generated")
+        return replace(from_sequences(seqs, N=N, conditionals=cond, d=d, d_h=d_h, H=H,
+                                      kind=f"{dataset}+{conditionals}", seed=seed, source="generated"), eps=eps)
     if conditionals == "table-distinct":
         if T0 > N:
             raise InvalidInstance(f"T0 = {T0} distinct targets need N >= T0 (N = {N})")
         g = rng.permutation(N)[:T0]
     else:
         g = rng.integers(0, N, T0)
-    return from_sequences(seqs, N=N, targets=g, d=d, d_h=d_h, H=H, kind=f"{dataset}+{conditionals}",
-                          seed=seed, source="generated")
+    return replace(from_sequences(seqs, N=N, targets=g, d=d, d_h=d_h, H=H, kind=f"{dataset}+{conditionals}",
+                                  seed=seed, source="generated"), eps=eps)
 
 
-def load_sequences(path, *, d: int = 2, d_h: int | None = None, H: int = 1, **_ignored) -> SequenceInstance:
+def load_sequences(path, *, d: int = 2, d_h: int | None = None, H: int = 1, eps: float | None = None,
+                   **_ignored) -> SequenceInstance:
     """A dataset from ``.npz`` or ``.json``: ``N``, ``sequences`` (T0, S) and
     ``targets`` (T0,) or ``conditionals`` (T0, N); optional ``prior`` (T0,)."""
     p = Path(path)
@@ -277,9 +281,10 @@ def load_sequences(path, *, d: int = 2, d_h: int | None = None, H: int = 1, **_i
     N = arrays["N"]
     if N.size != 1 or N.dtype.kind not in "iuf" or float(N.ravel()[0]) != int(N.ravel()[0]):
         raise InvalidInstance(f"{p.name}: N must be one integer")
-    return from_sequences(arrays["sequences"], N=int(N.ravel()[0]), targets=arrays.get("targets"),
+    inst = from_sequences(arrays["sequences"], N=int(N.ravel()[0]), targets=arrays.get("targets"),
                           conditionals=arrays.get("conditionals"), prior=arrays.get("prior"), d=d, d_h=d_h,
                           H=H, kind="user", seed=None, source=f"file:{p.name}")
+    return replace(inst, eps=eps)
 
 
 def vary_sequence_options(base: dict, rng: np.random.Generator) -> dict:

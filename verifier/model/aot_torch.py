@@ -54,8 +54,8 @@ def fit_associations(tokens, targets, *, N: int, d: int, d_h: int, H: int, seed:
 
     dtype = dtype or torch.float64
     device = device or default_device()
-    tok = torch.as_tensor(np.asarray(tokens), dtype=torch.long, device=device)
-    tgt = torch.as_tensor(np.asarray(targets), dtype=torch.long, device=device)
+    tok = torch.as_tensor(np.array(tokens), dtype=torch.long, device=device)
+    tgt = torch.as_tensor(np.array(targets), dtype=torch.long, device=device)
     S = tok.shape[1]
     gen = torch.Generator(device="cpu").manual_seed(int(seed))
     for _ in range(restarts):

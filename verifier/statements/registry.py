@@ -265,6 +265,11 @@ def load_all() -> dict[str, Statement]:
             for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
                 if not info.name.startswith("_"):
                     importlib.import_module(f"{PROOFS_PACKAGE}.{paper}.{info.name}")
+        order = list(getattr(root, "__all__", ()))  # papers in the package's order, however they were imported
+        for key in sorted(PAPERS, key=lambda k: order.index(k) if k in order else len(order)):
+            PAPERS[key] = PAPERS.pop(key)
+        for sid in [sid for paper in PAPERS.values() for sid in paper.statements]:
+            REGISTRY[sid] = REGISTRY.pop(sid)
         _loaded = True
     return REGISTRY
 

@@ -1,0 +1,234 @@
+"""Theorem 2 (Sec. 5, App. A.4): an entropy bound on d_KL(pi, L).
+
+Statement
+---------
+There is W in R^{N x d} with ||W W^T - I||_inf <= C = sqrt(32 log(N+1)/d)
+(read on the N x N Gram of W's rows) such that, with E(t) = lambda(t) W_{g(t)}
+and lambda(t) solving -H(pi_t) = log sum_j e^{lambda (W_j - W_g)^T W_g},
+
+    d_KL(pi, L) <= E_t[(1 - pi(g|t)) (1 + 2C + C d_TV(pi~_t, pi_unif)) / (1 - 2C)
+                       * log((N - 1)/(e^{-H(pi_t)} - 1))],
+
+H(pi) = sum pi log pi <= 0 (the limits on p. 7 need this sign), g(t) the mode,
+pi~_t = pi_t off g renormalised, pi_unif uniform on the other N - 1 tokens.
+
+Construction
+------------
+(T2) W exact: orthonormal rows if d >= N, else +-1/sqrt(d) signs (the Gram is
+an exact rational); lambda(t) by bisection (any lambda gives an upper bound
+d_KL(pi, L) <= d_KL(pi, f)).
+
+Checks
+------
+1. ||W W^T - I||_inf <= C (exact Gram, C in balls).
+2. The right-hand side in balls.  (T1) Without C < 1/2 (d > 128 ln(N+1)),
+   1 - 2C < 0 and the RHS is negative for every non-uniform,
+   non-deterministic pi: certainly negative < 0 <= d_KL(pi, L): refuted.
+   Otherwise d_KL(pi, L) <= RHS via d_KL(pi, L) = 0 (Prop. 2(a) / Prop. 3)
+   or d_KL(pi, f) for the construction, in balls.
+3. (T3) lambda(t) exists iff W_j^T W_g < ||W_g||^2 (exact); (T4) f(t)_j =
+   lambda W_j^T W_g exceeds C (the proof drops lambda); (T5) the "simpler
+   bound" step E[(1-pi_g) b(H)] <= E[1-pi_g] b(E H) is tested in balls
+   (b convex increasing: Jensen points the other way).
+
+Not established
+---------------
+A verified instance shows the bound there; refuting the final simpler bound
+is impractical (T5 tests the step only).
+
+References
+----------
+arXiv:2411.10115, Thm. 2 p. 7, proof pp. 14-15; DANA2025.md (T1-T5, neg_thm2_C).
+
+>>> from verifier.data.sequences import make_sequence_instance
+>>> check_dana_thm2(make_sequence_instance(N=3, S=2, d=180, H=0, T0=3, conditionals="positive", seed=0)).verdict
+'verified'
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from flint import arb
+
+from verifier.arith.compare import Decision, certainly_less, certainly_less_equal, lower, upper, workprec
+from verifier.data.instances import rng_for
+from verifier.data.sequences import from_sequences
+from verifier.model.aot_balls import ball_entry, kl_ball
+from verifier.statements.evidence import Evidence, Step, conclude
+from verifier.statements.registry import negative_control, statement
+
+from .capacity_bounds import linear_class_upper
+
+__all__ = ["check_dana_thm2", "gram_construction", "entropy_bound"]
+
+
+def gram_construction(N: int, d: int, seed: int, tries: int = 20) -> tuple[np.ndarray, int, str]:
+    """(integer matrix S, denominator den, how) with W W^T = S S^T / den exactly."""
+    if d >= N:
+        S = np.zeros((N, d))
+        S[:, :N] = np.eye(N)
+        return S, 1, "orthonormal rows"
+    rng = rng_for(seed, "dana_thm2.signs")
+    best = None
+    for _ in range(tries):
+        S = rng.choice([-1.0, 1.0], (N, d))
+        G = S @ S.T  # integers below 2^53: exact in float64
+        off = np.abs(G - np.diag(np.diag(G))).max()
+        if best is None or off < best[1]:
+            best = (S, off)
+    return best[0], d, "+-1/sqrt(d) signs"
+
+
+def _b(ent: arb, N: int) -> arb:
+    """b = log((N-1)/(e^{-H} - 1)) with -H = entropy."""
+    return (arb(N - 1) / (ent.exp() - 1)).log()
+
+
+def entropy_bound(inst, C: arb) -> tuple[arb, list]:
+    """The RHS of Thm. 2 in balls, and per sequence (pi_g, entropy, term)."""
+    N = inst.N
+    ws = [ball_entry(x) for x in inst.weights]
+    total = sum(ws[1:], ws[0])
+    acc, rows = arb(0), []
+    for t, w in enumerate(ws):
+        p = inst.conditionals[t]
+        g = int(np.argmax(p))
+        if p[g] == 1 or np.all(p == p[0]):  # deterministic or uniform: the term's limit is 0
+            rows.append((float(p[g]), None, 0.0))
+            continue
+        pb = [ball_entry(x) for x in p]
+        ent = -sum((x * x.log() for x in pb if not x.is_zero()), arb(0))
+        rest = 1 - pb[g]
+        tv = sum((abs(pb[j] / rest - arb(1) / (N - 1)) for j in range(N) if j != g), arb(0)) / 2
+        term = rest * (1 + 2 * C + C * tv) / (1 - 2 * C) * _b(ent, N)
+        acc += w * term
+        rows.append((float(p[g]), float(ent.mid()), float(term.mid())))
+    return acc / total, rows
+
+
+def _solve_lambda(G_col: np.ndarray, den: int, g: int, ent: float) -> float:
+    """lambda with log sum_j exp(lambda (G_jg - G_gg)/den) = entropy (float bisection)."""
+    diff = (G_col - G_col[g]) / den
+    F = lambda lam: float(np.log(np.sum(np.exp(lam * diff))))  # noqa: E731
+    lo, hi = 0.0, 1.0
+    while F(hi) > ent and hi < 1e6:
+        lo, hi = hi, 2 * hi
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if F(mid) > ent else (lo, mid)
+    return (lo + hi) / 2
+
+
+def construction_dkl(inst, S: np.ndarray, den: int) -> tuple[arb, list]:
+    """d_KL(pi, f) with E(t) = lambda(t) W_g: logits lambda (S S^T)_{j g} / den, exact up to lambda."""
+    ws = [ball_entry(x) for x in inst.weights]
+    total = sum(ws[1:], ws[0])
+    acc, lams = arb(0), []
+    for t, w in enumerate(ws):
+        p = inst.conditionals[t]
+        g = int(np.argmax(p))
+        col = S @ S[g]
+        ent = float(-np.sum(p[p > 0] * np.log(p[p > 0])))
+        lam = _solve_lambda(col, den, g, ent) if 0 < ent < math.log(inst.N) - 1e-12 else 60.0
+        lams.append(lam)
+        logits = [arb(lam) * arb(float(c)) / den for c in col]
+        acc += w * kl_ball(list(p), logits)
+    return acc / total, lams
+
+
+@statement("dana_thm2", N=5, S=2, d=3, H=1, conditionals="positive")
+def check_dana_thm2(instance, *, prec: int = 128, seed: int = 0, claim: str = "bound", **options) -> Evidence:
+    inst = instance
+    N, d = inst.N, inst.d
+    if claim == "jensen":
+        with workprec(prec):
+            res = jensen_step(inst)
+        dec = {"true": Decision.TRUE, "false": Decision.FALSE}.get(res.get("step holds"), Decision.UNDECIDED)
+        return conclude("dana_thm2", dec, claimed="(T5) E[(1-pi_g) b(H)] <= E[1-pi_g] b(E H) (the simpler bound's step)",
+                        measured=res, certified=dec is not Decision.UNDECIDED, method="arb balls", prec_bits=prec,
+                        reason="b is convex: Jensen gives the opposite inequality" if dec is Decision.FALSE else "")
+    S, den, how = gram_construction(N, d, seed)
+    G = S @ S.T
+    off = float(np.abs(G - np.diag(np.diag(G))).max())
+    with workprec(prec):
+        C = (32 * arb(N + 1).log() / d).sqrt()
+        gram_ok = certainly_less_equal(arb(off) / den, C)
+        rhs, rows = entropy_bound(inst, C)
+    trail = [Step(f"W: {how}; exact Gram", "(T2)", {"max |W W^T - I|": off / den, "C": float(C.mid()),
+                                                   "C < 1/2": float(C.mid()) < 0.5}),
+             Step("RHS of Thm. 2 in balls", "Thm. 2", {"RHS": str(rhs), "per sequence (pi_g, entropy, term)": rows[:8]})]
+    T3 = all(G[j, k] < G[k, k] for j in range(N) for k in range(N) if j != k)
+    trail.append(Step("(T3) lambda(t) exists iff W_j.W_g < ||W_g||^2 for every j != g (exact)", "T3", {"holds": T3}))
+    claimed = "d_KL(pi, L) <= E_t[(1-pi_g)(1+2C+C d_TV)/(1-2C) log((N-1)/(e^{-H}-1))], C = sqrt(32 log(N+1)/d)"
+    measured = {"C": float(C.mid()), "RHS": float(rhs.mid()), "Gram error <= C": gram_ok.value}
+    if gram_ok is not Decision.TRUE:
+        return conclude("dana_thm2", Decision.UNDECIDED, claimed=claimed, measured=measured, trail=trail,
+                        reason="no sign matrix with ||W W^T - I||_inf <= C found (decides nothing)")
+    if certainly_less(rhs, arb(0)) is Decision.TRUE:
+        return conclude("dana_thm2", Decision.FALSE, claimed=claimed, measured=measured, certified=True,
+                        method="arb balls", prec_bits=prec, margin=upper(rhs), trail=trail,
+                        reason=f"(T1) C = {float(C.mid()):.3g} >= 1/2 (the hypothesis C < 1/2, i.e. d > 128 ln(N+1), is "
+                        f"missing): the RHS is {float(rhs.mid()):.3g} < 0 <= d_KL(pi, L)")
+    up = linear_class_upper(inst)
+    if up is not None and up["attained"] or (up is not None and all(r[2] == 0.0 for r in rows)):
+        decision = certainly_less_equal(arb(up["value"]), rhs)
+        measured["d_KL(pi, L) <="] = up["value"]
+        trail.append(Step("d_KL(pi, L) = 0 (Prop. 2(a) / Prop. 3)", "dana_prop2/3", {"why": up["why"]}))
+    else:
+        with workprec(prec):
+            val, lams = construction_dkl(inst, S, den)
+            decision = certainly_less_equal(val, rhs)
+        measured["d_KL(pi, f) <="] = upper(val)
+        T4 = max(lam * float(np.max(np.delete(S @ S[int(np.argmax(inst.conditionals[t]))], int(np.argmax(
+            inst.conditionals[t]))))) / den for t, lam in enumerate(lams))
+        trail.append(Step("f: E(t) = lambda(t) W_g, d_KL(pi, f) in balls", "Thm. 2 construction",
+                          {"lambda": lams[:8], "d_KL(pi,f)": str(val), "(T4) max f(t)_j, j != g": T4}))
+        if decision is Decision.FALSE:
+            decision = Decision.UNDECIDED  # an upper bound of d_KL(pi, L) above the RHS refutes nothing
+    trail.append(Step("(T5) simpler bound: E[(1-pi_g) b(H)] <= E[1-pi_g] b(E H)?", "T5", jensen_step(inst)))
+    return conclude("dana_thm2", decision, claimed=claimed, measured=measured, certified=decision is not Decision.UNDECIDED,
+                    method="exact Gram + arb balls", prec_bits=prec, margin=lower(rhs), trail=trail,
+                    reason="" if decision is Decision.TRUE else "the construction's d_KL is above the RHS: "
+                    "d_KL(pi, L) may still be below it (inconclusive)")
+
+
+def jensen_step(inst) -> dict:
+    """Both sides of the T5 step in balls (sequences with a finite b only)."""
+    N = inst.N
+    ws, rests, ents = [], [], []
+    for t in range(inst.T0):
+        p = inst.conditionals[t]
+        if p.max() == 1 or np.all(p == p[0]):
+            continue
+        pb = [ball_entry(x) for x in p]
+        ws.append(ball_entry(inst.weights[t]))
+        rests.append(1 - pb[int(np.argmax(p))])
+        ents.append(-sum((x * x.log() for x in pb if not x.is_zero()), arb(0)))
+    if len(ws) < 2:
+        return {"applies": False}
+    total = sum(ws[1:], ws[0])
+    lhs = sum((w * r * _b(e, N) for w, r, e in zip(ws, rests, ents)), arb(0)) / total
+    mean_rest = sum((w * r for w, r in zip(ws, rests)), arb(0)) / total
+    mean_ent = sum((w * e for w, e in zip(ws, ents)), arb(0)) / total
+    rhs = mean_rest * _b(mean_ent, N)
+    dec = certainly_less_equal(lhs, rhs)
+    return {"applies": True, "E[(1-pi_g) b(H)]": float(lhs.mid()), "E[1-pi_g] b(E H)": float(rhs.mid()),
+            "step holds": dec.value}
+
+
+@negative_control("dana_thm2", "T5: the simpler bound's step with pi_g = 1/2 for both sequences and different "
+                  "entropies, (1/2,1/4,1/4) and (1/2,3/8,1/8): Jensen points the other way", expect=("refuted",))
+def control_jensen_step(*, prec: int = 128, seed: int = 0) -> Evidence:
+    inst = from_sequences(np.array([[0, 0], [0, 1]]), N=3, conditionals=np.array([[0.5, 0.25, 0.25],
+                                                                                   [0.5, 0.375, 0.125]]),
+                          d=2, H=1, kind="control")
+    return check_dana_thm2(inst, prec=prec, seed=seed, claim="jensen")
+
+
+@negative_control("dana_thm2", "neg_thm2_C: N = 3, d = 2, pi = (1/2, 1/4, 1/4): C = 4.71 > 1/2 and the RHS is "
+                  "-0.0555 < 0 = d_KL(pi, L)", expect=("refuted",))
+def neg_thm2_C(*, prec: int = 128, seed: int = 0) -> Evidence:
+    inst = from_sequences(np.array([[0, 0]]), N=3, conditionals=np.array([[0.5, 0.25, 0.25]]), d=2, H=1,
+                          kind="control")
+    return check_dana_thm2(inst, prec=prec, seed=seed)
