@@ -136,10 +136,10 @@ def _rho_squared(C: arb_mat, idx, k: int, affine: bool, prec: int) -> arb:
     J = sorted(piv[:k + 1].tolist())
     sub = arb_mat([cols[i] for i in J])  # (k+1) x N: rows are the chosen centered columns
     try:
-        s = sigma_min_lower_bound(sub, prec=prec)
+        s = sigma_min_lower_bound(sub, prec=prec).value  # sigma_min >= s (a one-sided bound)
     except InsufficientPrecision:
         return arb(0)
-    return s * s
+    return s * s if s > 0 else arb(0)  # sigma^2 >= s^2 because sigma >= s > 0
 
 
 def subspace_floor(weights, conditionals, groups, k: int, *, affine: bool = True, prec: int = 128) -> dict:
