@@ -262,7 +262,7 @@ def check_appendixB2(instance, *, prec: int = 128, seed: int = 0, c_scale: float
                     prec_bits=bits, margin=margin, certificates=certs, trail=steps, reason=reason)
 
 
-@negative_control("appendixB2", "c far below c0 (c / 1000): the a-priori bound exceeds sigma_min",
+@negative_control("appendixB2", "c pinned far below c0 (c / 1000): (19) fails there, both sides enclosed",
                   expect=("refuted",))
 def control_small_c(*, prec: int = 128, seed: int = 0) -> Evidence:
     """Pinned c = c/1000: (19) itself fails there (actual >= sigma_min, both sides enclosed)."""

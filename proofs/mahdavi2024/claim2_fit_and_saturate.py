@@ -112,13 +112,16 @@ class Claim2Construction:
 
 
 def build_claim2_attention(contexts, queries, J, targets, saturated, eps: float,
-                           rng: np.random.Generator, *, vw=None, max_tries: int = 5) -> Claim2Construction:
-    """W = W* + c v w^T; ``vw`` reuses a Lemma 3 pair chosen beforehand."""
+                           rng: np.random.Generator, *, vw=None, max_tries: int = 5,
+                           W_star: np.ndarray | None = None) -> Claim2Construction:
+    """W = W* + c v w^T; ``vw`` reuses a Lemma 3 pair chosen beforehand, ``W_star``
+    a Claim 1 matrix built elsewhere (e.g. the exact one, rounded)."""
     queries = np.asarray(queries, dtype=np.float64)
     J, saturated = list(J), list(saturated)
     n = contexts.shape[1]
-    W_star = build_claim1_attention(model.select(contexts, J), queries[J], targets) if J \
-        else np.zeros((contexts.shape[2],) * 2)
+    if W_star is None:
+        W_star = build_claim1_attention(model.select(contexts, J), queries[J], targets) if J \
+            else np.zeros((contexts.shape[2],) * 2)
     for attempt in range(max_tries):
         v, w = vw if (vw is not None and attempt == 0) else build_saturation_vectors(queries, J, rng)
         if not saturated:
@@ -243,7 +246,17 @@ def check_claim2(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3,
                                         data={h.name: h.status for h in hyps})]
     claimed = {"fit on J": "exact", "off J": f"||s - one-hot||_1 <= {eps}", "rank W <=": r}
     try:
-        cons = build_claim2_attention(E, e, J, targets, saturated, eps, rng)
+        state = rng.bit_generator.state
+        try:
+            cons = build_claim2_attention(E, e, J, targets, saturated, eps, rng)
+        except ConstructionFailed as exc:  # float64 Claim 1 gave up: W* = the exact one, rounded
+            if exc.step != "Claim 1" or not J:
+                raise
+            rng.bit_generator.state = state
+            B, P = build_claim1_attention_exact(model.select(E, J), e[J], np.log(targets))
+            W_star = np.array([[float(x) for x in row] for row in (B * P).tolist()])
+            cons = build_claim2_attention(E, e, J, targets, saturated, eps, rng, W_star=W_star)
+            trail.append(Step(f"float64 Claim 1 stopped ({exc}); W* = the exact W*, rounded", uses="Claim 1"))
         ex = exact_claim2_weights(E, e, J, targets, cons, prec=prec, orthogonalize=orthogonalize)
     except (ConstructionFailed, InsufficientPrecision) as exc:
         step = getattr(exc, "step", "exact weights")

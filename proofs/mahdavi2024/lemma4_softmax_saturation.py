@@ -69,13 +69,13 @@ from verifier.arith.compare import (
     workprec,
 )
 from verifier.data.instances import make_instance, rng_for
-from verifier.errors import InvalidInstance
+from verifier.errors import ConstructionFailed, InvalidInstance
 from verifier.model import mha as model
 from verifier.model.mha_balls import logits_ball, softmax_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.registry import figure, negative_control, statement
 
-from .claim1_fit_one_head import build_claim1_attention, interior_targets
+from .claim1_fit_one_head import build_claim1_attention, build_claim1_attention_exact, interior_targets
 from .lemma3_rank_one_saturation import build_saturation_vectors, saturation_profile
 
 MULTIPLIERS = (0.25, 1.0, 10.0, 1000.0)
@@ -114,8 +114,15 @@ def build_saturation_setting(instance, *, seed: int = 0, base: str = "claim1", b
     J = list(range(min(instance.r - 1, T - 1)))
     rng = rng_for(seed, "lemma4")
     if base == "claim1":
-        W = build_claim1_attention(model.select(E, J), e[J], interior_targets(rng, len(J), n)) if J \
-            else np.zeros((d, d))
+        targets = interior_targets(rng, len(J), n)
+        try:
+            W = build_claim1_attention(model.select(E, J), e[J], targets) if J else np.zeros((d, d))
+        except ConstructionFailed:  # float64 gave up (near-degenerate data): any W serves Lemma 4
+            try:  # the exact Claim 1 W, rounded
+                B, P = build_claim1_attention_exact(model.select(E, J), e[J], np.log(targets))
+                W = np.array([[float(x) for x in row] for row in (B * P).tolist()])
+            except ConstructionFailed:  # exactly singular data: a Gaussian base
+                W = rng.standard_normal((d, d)) / np.sqrt(d)
     elif base == "gaussian":
         W = base_scale * rng.standard_normal((d, d)) / np.sqrt(d)
     else:

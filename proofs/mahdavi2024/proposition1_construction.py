@@ -219,7 +219,10 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
         free_idx = _split_free(res, x_max, room)  # relative to the tokens' scale
         F = [rest[i] for i in free_idx]
         Y_inf = np.vstack([X_inf, y_rest[free_idx]]) if F else X_inf
-        sigma = _sigma_min(Y_inf)
+        sigma = float(np.linalg.svd(Y_inf, compute_uv=False)[-1]) if Y_inf.shape[0] else float("inf")
+        if not sigma > 0:  # SVD, not the Gram matrix: sigma_min is resolved down to eps * sigma_max
+            raise ConstructionFailed("App. B.2", f"head {h + 1}: the limit block Y_inf is numerically singular "
+                                     "in float64 (no finite c can be chosen from it)")
         if not first:
             delta = np.concatenate([np.zeros(k), np.ones(len(F))])
             kappa = float(np.sqrt(np.sum((delta + np.abs(np.vstack([A_J, A[F]]) if F else np.abs(A_J)).sum(axis=1)) ** 2)))
