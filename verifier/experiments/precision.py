@@ -18,8 +18,9 @@ tau), and two certificates in Arb balls --
 
 * :func:`certify_rho`: both sides of rho for one subset
   (:func:`verifier.arith.robustness.relative_sigma_bounds`);
-* :func:`rho_upper_certificate`: only rho <= ||y^T U|| / ||y|| (y a test
-  vector, sigma_max(U) >= 1): cheap, enough to certify a failure;
+* :func:`rho_upper_certificate`: only an upper bound of rho (test vectors
+  for sigma_min(U) from above and sigma_max(U) from below): cheap, enough
+  to certify a failure;
 * :func:`certify_all_square_subsets`: for m >= d vectors in R^d, one test
   vector x bounds rho of EVERY d-subset S: rho(V_S) <= sigma_d(U_S) <=
   ||U_S x|| / ||x|| <= ||U x|| / ||x||, so general position fails at
@@ -39,9 +40,9 @@ import torch
 from flint import arb, arb_mat
 
 from verifier.arith.balls import to_arb_mat
-from verifier.arith.compare import Decision, UpperBound, certainly_less, certainly_less_equal, upper, workprec
+from verifier.arith.compare import Decision, UpperBound, certainly_less, certainly_less_equal, lower, upper, workprec
 from verifier.arith.robustness import relative_sigma_bounds
-from verifier.arith.singular_values import sigma_min_upper_bound
+from verifier.arith.singular_values import sigma_min_upper_bound, spectral_norm_lower_bound
 from verifier.data.precision import input_precision
 
 __all__ = ["tolerance_of", "unit_gram", "rho_screen", "certify_rho", "rho_upper_certificate",
@@ -98,14 +99,18 @@ def _unit_rows(A: np.ndarray) -> arb_mat:
 
 
 def rho_upper_certificate(A, *, tolerance: float, prec: int = 128) -> dict:
-    """Cheap side only: rho(A) <= sigma_min(U) <= ||y^T U|| / ||y|| (a unit
-    row makes sigma_max(U) >= 1).  'fails' when that is <= tolerance, else
-    'undecided' (an upper bound never proves the property)."""
+    """Cheap side only: rho(A) <= ||y^T U|| / ||y|| / ||U z|| (y, z test
+    vectors: an upper bound of sigma_min(U) over a lower bound of
+    sigma_max(U), at least 1 for a unit row).  'fails' when that is <=
+    tolerance, else 'undecided' (an upper bound never proves the property)."""
     A = np.asarray(A, dtype=np.float64)
     with workprec(prec):
-        ub = sigma_min_upper_bound(_unit_rows(A), prec=prec)
-    fails = certainly_less_equal(ub, arb(tolerance)) is Decision.TRUE
-    return {"rho_upper": upper(ub), "tolerance": tolerance, "decision": "fails" if fails else "undecided"}
+        U = _unit_rows(A)
+        ub = sigma_min_upper_bound(U, prec=prec)
+        smax = max(1.0, lower(spectral_norm_lower_bound(U, prec=prec)))
+        bound = UpperBound(ub.value / arb(smax))
+    fails = certainly_less_equal(bound, arb(tolerance)) is Decision.TRUE
+    return {"rho_upper": upper(bound), "tolerance": tolerance, "decision": "fails" if fails else "undecided"}
 
 
 def certify_all_square_subsets(V, *, tolerance: float, prec: int = 128) -> dict:

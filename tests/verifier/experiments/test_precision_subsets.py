@@ -41,6 +41,17 @@ def test_rows_dependent_below_precision_certified_failing():
     assert rho_upper_certificate(A, tolerance=1e-12)["decision"] == "undecided"  # an upper bound proves no hold
 
 
+def test_nearly_parallel_rows_fail_with_the_sigma_max_bound():
+    """rho = sigma_min / sigma_max with sigma_max ~ sqrt(k) for nearly parallel rows: the cheap
+    certificate must divide by a lower bound of sigma_max, not by 1, to see the failure."""
+    rng = np.random.default_rng(7)
+    A = 1.0 + 3e-4 * rng.standard_normal((64, 128))  # rho ~ 1.2e-5 < tau = 128 eps32 ~ 1.5e-5 < sigma_min(U)
+    tau = tolerance_of(F32, A.shape)
+    rho = np.linalg.svd(A / np.linalg.norm(A, axis=1, keepdims=True), compute_uv=False)
+    assert rho[-1] / rho[0] < tau < rho[-1]  # fails at precision, but sigma_min(U) alone is above tau
+    assert rho_upper_certificate(A, tolerance=tau)["decision"] == "fails"
+
+
 def test_float_screen_matches_svd():
     V = np.random.default_rng(3).standard_normal((12, 7))
     S = random_subsets(np.random.default_rng(0), 12, 5, 20)
