@@ -120,8 +120,7 @@ def iter_plans(sid: str, *, seed: int):
     the default instance first, then distinct draws around it."""
     st = registry.REGISTRY[sid]
     own = registry.instance_options(sid)  # a paper's own options (None: the first paper's)
-    keys = own.defaults if own else registry.DEFAULT_OPTIONS
-    vary = own.vary if own and own.vary else _vary
+    keys, vary = (own.defaults, own.vary or _vary) if own else (registry.DEFAULT_OPTIONS, _vary)
     base = {k: v for k, v in st.options(seed=seed).items() if k in keys}
     base["seed"] = int(seed)
     yield base
@@ -145,7 +144,7 @@ def reproduce_command(sid: str, options: dict) -> str:
     only where the value is None)."""
     parts = ["mha-verify", "check", sid]
     own = registry.instance_options(sid) if sid in registry.REGISTRY else None
-    flags = tuple((f.key, f.flag) for f in own.flags) if own else _CLI_FLAGS
+    flags = tuple((f.key, f.flag) for f in own.flags) if own else _CLI_FLAGS  # each paper's own flags
     for key, flag in flags:
         if options.get(key) is not None:
             parts += [flag, str(options[key])]
@@ -366,10 +365,14 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     experiments = report_experiments.run_experiments(out, mode=mode, seed=seed, progress=bar,
                                                      only=None if statements is None else ())
     bar.close()
-    code = 4 if report_experiments.has_error(experiments) else exit_code(rows, figures)
+    from verifier.report import papers as report_papers  # one section per later paper (maps, tables)
+
+    paper_entries, paper_pngs = report_papers.build_sections(out, seed=seed, statements=statements,
+                                                             statuses={r["id"]: r["status"] for r in rows})
+    bad = report_experiments.has_error(experiments) or report_papers.has_error(paper_entries)
+    code = 4 if bad else exit_code(rows, figures)
     results = {
-        "paper": "Memorization Capacity of Multi-Head Attention in Transformers (Mahdavi, Liao, "
-                 "Thrampoulidis; ICLR 2024; arXiv:2306.02010v3)",
+        "paper": "; ".join(f"{p.title} ({p.citation})" for p in registry.PAPERS.values()),
         "config": {"mode": mode, "seed": seed, "prec_bits": prec, "instances_per_statement": MODES[mode],
                    "statements": ids},
         "summary": {"exit_code": code, "status_counts": {k: sum(r["status"] == k for r in rows)
@@ -379,13 +382,17 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
         "statements": {r["id"]: r for r in rows},
         "figures": {f["name"]: {k: f[k] for k in ("title", "caption", "file", "data", "error")} for f in figures},
         "experiments": report_experiments.results_entry(experiments),
+        "papers_order": list(registry.PAPERS),
+        "papers": paper_entries,
         "run": {"argv": list(argv), "command": " ".join(["mha-verify"] + list(argv)[1:]) if argv else "",
                 "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t_start)),
                 "duration_seconds": round(time.time() - t_start, 3), **environment.run_environment()},
     }
     (out / "results.json").write_text(json.dumps(results, sort_keys=True, indent=1) + "\n")
-    (out / "REPORT.md").write_text(markdown.render_markdown(results) + report_experiments.markdown_section(experiments))
-    (out / "index.html").write_text(report_experiments.insert_html(report_html.render_html(results, figures), experiments))
+    (out / "REPORT.md").write_text("".join((markdown.render_markdown(results), report_papers.markdown_sections(
+        results), report_experiments.markdown_section(experiments))))
+    page = report_papers.insert_html(report_html.render_html(results, figures), results, paper_pngs)
+    (out / "index.html").write_text(report_experiments.insert_html(page, experiments))
     counts = ", ".join(f"{v} {k}" for k, v in results["summary"]["status_counts"].items())
     print(f"mha-verify report ({mode}, seed {seed}): {counts}; "
           f"{results['run']['duration_seconds']:.0f} s; wrote {out / 'index.html'} (exit {code})")

@@ -84,13 +84,14 @@ def _layers(ids: list[str], deps: dict[str, tuple]) -> dict[str, tuple[float, fl
     return {s: (x[s], float(depth[s])) for s in ids}
 
 
-def statement_map_data(statuses: dict[str, str], paper: str | None = None) -> dict:
-    """The map of one paper (default: the first registered)."""
+def statement_map_data(statuses: dict[str, str], paper: str | None = None, anchor: str = "theorem1") -> dict:
+    """The map of one paper (default: the first registered); the left panel is
+    the component of ``anchor`` (its main theorem)."""
     key = paper or next(iter(registry.PAPERS))
     ids = list(registry.PAPERS[key].statements)
     deps = {s: tuple(registry.REGISTRY[s].depends) for s in ids}
     comp = _components(ids, deps)
-    main = [s for s in ids if comp[s] == comp.get("theorem1")]
+    main = [s for s in ids if comp[s] == comp.get(anchor)]
     aside = [s for s in ids if s not in main]
     return {"main": main, "aside": aside, "depends": {s: list(deps[s]) for s in ids},
             "status": {s: statuses.get(s, "not run") for s in ids},
@@ -116,11 +117,12 @@ def _draw_graph(ax, ids, data, title, pos, ylim):
         status = data["status"][s]
         face, ink = STATUS_COLOURS.get(status, ("#ffffff", "black"))
         box = dict(boxstyle="round,pad=0.02,rounding_size=0.08")
-        if status == "not implemented":  # light hatch under a dark outline: text stays legible
+        if status in ("not implemented", "not checkable"):  # light hatch under a dark outline: legible
             ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, facecolor=face, edgecolor="#c8c8c8",
                                         lw=0.0, hatch="//", **box))
         ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, edgecolor="#37474f", lw=1.0,
-                                    facecolor="none" if status == "not implemented" else face, **box))
+                                    facecolor="none" if status in ("not implemented", "not checkable")
+                                    else face, **box))
         ref = data["reference"][s].split(",")[0]
         ax.text(x, y + 0.07, ref, ha="center", va="center", fontsize=8 if len(ref) < 13 else 7,
                 color=ink, weight="bold")
@@ -153,7 +155,8 @@ def draw_statement_map(fig, data):
     _draw_graph(axes[1], data["aside"], data, "Definitions, assumptions and side results", pos["aside"], ylim)
     present = [s for s in STATUS_COLOURS if s in set(data["status"].values())]
     fig.legend(handles=[Patch(facecolor=STATUS_COLOURS[s][0], edgecolor="#37474f",
-                              hatch="//" if s == "not implemented" else None, label=s) for s in present],
+                              hatch="//" if s in ("not implemented", "not checkable") else None, label=s)
+                        for s in present],
                loc="lower center", ncol=len(present), fontsize=8, frameon=False)
 
 

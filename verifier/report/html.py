@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import json
 
-from verifier.report.summary import NOTES, attention, fmt, header_items, outcome_banner, table_rows
+from verifier.report.summary import NOTES, attention, fmt, header_items, outcome_banner, paper_rows, table_rows
 
 MAX_LISTED = 25  # instances listed per statement (all non-verified ones are always listed)
 MAX_JSON = 6000  # characters of certificates shown per statement
@@ -159,7 +159,7 @@ def render_html(results: dict, figures: list[dict]) -> str:
     parts.append("<h2>Figures</h2>")
     parts += [img(f["name"]) for f in figures if f["name"] != "statement_map"]
     parts.append("<h2>Statements</h2>")
-    parts += [_html_statement(r) for r in results["statements"].values()]
+    parts += [_html_statement(r) for r in paper_rows(results)]
     parts += [CHECK_SCRIPT, "</body></html>"]
     return "\n".join(parts) + "\n"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from verifier.report.summary import NOTES, attention, fmt, header_items, outcome_banner, table_rows
+from verifier.report.summary import NOTES, attention, fmt, header_items, outcome_banner, paper_rows, table_rows
 
 
 def _md(x) -> str:
@@ -68,6 +68,6 @@ def render_markdown(results: dict) -> str:
             if f["error"]:
                 out += [f"Figure error: {f['error']}", ""]
     out += ["## Statements", ""]
-    for row in results["statements"].values():
+    for row in paper_rows(results):
         out += _md_statement(row)
     return "\n".join(out) + "\n"

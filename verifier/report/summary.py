@@ -93,8 +93,16 @@ def attention(results) -> list[tuple[str, str, str, str]]:
     return items
 
 
-def table_rows(results):
-    for sid, r in results["statements"].items():
+def paper_rows(results, paper: str | None = None) -> list:
+    """The rows of one paper (default: the first; rows without a paper belong to it)."""
+    first = next(iter(results.get("papers_order", [])), None)
+    key = paper or first
+    return [r for r in results["statements"].values() if key is None or r.get("paper", first) == key]
+
+
+def table_rows(results, paper: str | None = None):
+    for r in paper_rows(results, paper):
+        sid = r["id"]
         others = ", ".join(f"{n} {v}" + (" (property fails there)" if v == "refuted" and r["kind"] != "claim of the paper" else "")
                            for v, n in r["verdict_counts"].items() if v != "verified") or "-"
         ctrl = f"{r['controls_rejected']}/{r['controls_total']}" if r["implemented"] else "-"
