@@ -111,16 +111,25 @@ def right_inverse(E: np.ndarray, t: int = 0) -> np.ndarray:
 
 def build_claim1_attention(contexts, queries, targets) -> np.ndarray:
     """W (d x d, rank <= k) with softmax(E^(t) W e^(t)) = s^(t) for the k given
-    examples (contexts (k, n, d), queries (k, d), targets (k, n)).
+    examples (contexts (k, n, d), queries (k, d), targets (k, n)): the product
+    B P of :func:`build_claim1_factors`.
 
     Raises ConstructionFailed("Claim 1", ...) when the queries are dependent
     (Assumption 1 fails) or a context is rank deficient (Assumption 2 fails).
     """
+    B, P = build_claim1_factors(contexts, queries, targets)
+    return B @ P
+
+
+def build_claim1_factors(contexts, queries, targets) -> tuple[np.ndarray, np.ndarray]:
+    """(B, P) with W = B P: B = [b^(1) ... b^(k)] (d x k, b = E^+ log s) and
+    P = Q^+ (k x d).  Prop. 1's construction keeps the factors (rank <= k is
+    then structural, and d x d products are never formed)."""
     queries = np.asarray(queries, dtype=np.float64)
     targets = np.asarray(targets, dtype=np.float64)
     k, n, d = contexts.shape
     if k == 0:
-        return np.zeros((d, d))
+        return np.zeros((d, 0)), np.zeros((0, d))
     if np.any(targets <= 0):
         raise ConstructionFailed("Claim 1", "targets must lie in the open simplex (all entries > 0)")
     a = np.log(targets)  # logits with softmax(a) = s
@@ -135,8 +144,8 @@ def build_claim1_attention(contexts, queries, targets) -> np.ndarray:
     if k > d or not sq[-1] > 1e-12 * sq[0]:  # relative: scale-invariant
         raise ConstructionFailed("Claim 1", f"the {k} queries are linearly dependent (Assumption 1 fails): "
                                  "W e^(t) = b^(t) has no solution")
-    # W = B Q^+ = B (Q^T Q)^{-1} Q^T, computed by a least-squares solve.
-    return B @ np.linalg.pinv(Q)
+    # W = B Q^+ = B (Q^T Q)^{-1} Q^T
+    return B, np.linalg.pinv(Q)
 
 
 def build_claim1_attention_exact(contexts, queries, logits, *, right_inverse: str = "pinv") -> tuple[fmpq_mat, fmpq_mat]:

@@ -79,6 +79,7 @@ from .claim1_fit_one_head import (
     TOLERANCE,
     build_claim1_attention,
     build_claim1_attention_exact,
+    build_claim1_factors,
     claim1_weights_ball,
     contexts_full_row_rank,
     exact_fit_decision,
@@ -99,8 +100,11 @@ GAP_RTOL = 64 * np.finfo(np.float64).eps  # float gap of Eq. (21) below this: tr
 
 @dataclass(frozen=True)
 class Claim2Construction:
-    W: np.ndarray  # W* + c v w^T
-    W_star: np.ndarray
+    """W = W* + c v w^T with W* = B P (Claim 1's factors on J), kept factored:
+    ``W`` and ``W_star`` are formed only when asked for (d x d)."""
+
+    B: np.ndarray  # d x |J|
+    P: np.ndarray  # |J| x d
     v: np.ndarray
     w: np.ndarray
     c: float
@@ -110,35 +114,45 @@ class Claim2Construction:
     gap: np.ndarray  # Lemma 3's gap g per saturated example
     spread: np.ndarray  # Lemma 4's R per saturated example
 
+    @property
+    def W_star(self) -> np.ndarray:
+        return self.B @ self.P
+
+    @property
+    def W(self) -> np.ndarray:
+        return self.W_star + self.c * np.outer(self.v, self.w) if self.c else self.W_star
+
 
 def build_claim2_attention(contexts, queries, J, targets, saturated, eps: float,
                            rng: np.random.Generator, *, vw=None, max_tries: int = 5,
                            W_star: np.ndarray | None = None) -> Claim2Construction:
-    """W = W* + c v w^T; ``vw`` reuses a Lemma 3 pair chosen beforehand, ``W_star``
-    a Claim 1 matrix built elsewhere (e.g. the exact one, rounded)."""
+    """W = W* + c v w^T (factored: W* = B P, Claim 1's factors); ``vw`` reuses a
+    Lemma 3 pair chosen beforehand, ``W_star`` a Claim 1 matrix built
+    elsewhere (e.g. the exact one, rounded; then B = W_star, P = I)."""
     queries = np.asarray(queries, dtype=np.float64)
     J, saturated = list(J), list(saturated)
-    n = contexts.shape[1]
-    if W_star is None:
-        W_star = build_claim1_attention(model.select(contexts, J), queries[J], targets) if J \
-            else np.zeros((contexts.shape[2],) * 2)
+    n, d = contexts.shape[1], contexts.shape[2]
+    if W_star is not None:
+        B, P = np.asarray(W_star, dtype=np.float64), np.eye(d)
+    elif J:
+        B, P = build_claim1_factors(model.select(contexts, J), queries[J], targets)
+    else:
+        B, P = np.zeros((d, 0)), np.zeros((0, d))
     for attempt in range(max_tries):
         v, w = vw if (vw is not None and attempt == 0) else build_saturation_vectors(queries, J, rng)
         if not saturated:
-            return Claim2Construction(W_star, W_star, v, w, 0.0, eps, (), np.zeros(0, int),
-                                      np.zeros(0), np.zeros(0))
+            return Claim2Construction(B, P, v, w, 0.0, eps, (), np.zeros(0, int), np.zeros(0), np.zeros(0))
         istar, gap, a = saturation_profile(contexts, queries, v, w, saturated)
         if np.all(gap > GAP_RTOL * np.abs(a).max(axis=1)):  # a few ulps: the float argmax is meaningful
             break
     else:
         raise ConstructionFailed("Lemma 3", "no W' with a unique maximum for every saturated example "
                                  "(a query lies in span of J's queries, or a context has repeated tokens)")
-    base = model.context_products(model.select(contexts, saturated), queries[saturated] @ W_star.T)  # E (W* e)
+    base = model.logits_from_factors(contexts, queries, B, P.T, rows=saturated)  # E (W* e), W* = B P
     R = logit_spread(base, istar)
     c = max(saturation_constant(float(Rt), float(gt), eps, n) for Rt, gt in zip(R, gap))
     c *= 1.0 + 1e-9  # c0 is computed in float64: a relative margin keeps c >= the true c0
-    return Claim2Construction(W_star + c * np.outer(v, w), W_star, v, w, float(c), float(eps),
-                              tuple(saturated), istar, gap, R)
+    return Claim2Construction(B, P, v, w, float(c), float(eps), tuple(saturated), istar, gap, R)
 
 
 def base_factors(cons: Claim2Construction, k: int) -> tuple[np.ndarray, np.ndarray]:

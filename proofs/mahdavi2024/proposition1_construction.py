@@ -22,23 +22,35 @@ coefficients A_t with Z'_t = A_t Z'_I (the row operations of App. B).
   norm x_max, ||Y_c - Y_inf||_F <= x_max * eps * kappa when every saturated
   softmax is eps-close to its one-hot limit (Lemma 4), so eps is chosen with
   x_max eps kappa = margin * sigma_min(Y_inf) and c = max c0(eps) (Lemma 4).
-* Finally W^h (rank <= r <= d_h) is factored by a thin SVD into
-  W_K^h (W_Q^h)^T with W_K^h, W_Q^h in R^{d x d_h}; Z is recomputed from
-  the factored weights: the certificate is about the weights as returned.
+* Every W^h is built and kept FACTORED, W^h = L_h R_h^T with L_h, R_h in
+  R^{d x r}: Claim 1 gives W* = B P (B = E^+ log s, P = Q^+), Claim 2 appends
+  the column pair (v, c w).  Since r <= d_h the factors, padded with zero
+  columns, ARE the key/query weights W_K^h, W_Q^h (rank <= r is structural;
+  no d x d matrix is ever formed, so d = 4096 costs T d r, not T d^2); with
+  r > d_h (a negative control) the product is compressed by a thin SVD when
+  its rank allows, else refused.  Z is computed from these weights: the
+  certificate is about the weights as returned.
+
+Numerics: the large products (logits, head outputs, row operations) run on
+an array backend (:mod:`verifier.arith.backend`: torch on CUDA when present,
+numpy/OpenBLAS on the CPU, where it was measured faster than torch's MKL);
+column-pivoted QR is scipy's (torch has none), on matrices of r-ish rows.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.linalg
 
+from verifier.arith.backend import get_backend
 from verifier.data.instances import rng_for
 from verifier.errors import ConstructionFailed
 from verifier.model import mha as model
-from verifier.model.factorisation import factor_attention
+from verifier.model.factorisation import factor_product
 from verifier.statements.registry import construction
 
-from .claim1_fit_one_head import build_claim1_attention, interior_targets
+from .claim1_fit_one_head import build_claim1_factors, interior_targets
 from .claim2_fit_and_saturate import Claim2Construction, build_claim2_attention
 from .lemma3_rank_one_saturation import build_saturation_vectors, saturation_profile
 
@@ -76,14 +88,20 @@ class Construction:
     rows: tuple  # the working rows (first min(T, target) examples ... see build)
     r: int
     target: int
-    W: np.ndarray  # (H, d, d) attention matrices W^h
+    factors: list  # per head (L_h, R_h) with W^h = L_h R_h^T, each d x (rank bound)
     W_K: np.ndarray  # (H, d, d_h)
     W_Q: np.ndarray
-    Z: np.ndarray  # (T, H d) float64, from the factored weights
+    Z: np.ndarray  # (T, H d) float64, from the returned weights
     basis: tuple  # rows proved independent by the induction (in order)
     heads: list = field(default_factory=list)
     factorisation_error: float = 0.0
     attention_ranks: tuple = ()
+    backend: str = "numpy"
+
+    @property
+    def W(self) -> np.ndarray:
+        """The attention matrices W^h = L_h R_h^T as (H, d, d) float64 (formed on demand)."""
+        return np.stack([L @ R.T for L, R in self.factors])
 
     def minor_columns(self, k: int) -> tuple:
         """Columns of Z for a k x k minor on the rows ``basis[:k]``, from the
@@ -114,8 +132,6 @@ def _split_free(res: np.ndarray, scale: float, limit: int) -> list:
         return []
     if np.linalg.norm(res, axis=1).max() <= FREE_ROW_RTOL * max(scale, 1e-300):
         return []  # every row dependent (e.g. shared contexts): no QR needed
-    import scipy.linalg
-
     _, Rm, piv = scipy.linalg.qr(res.T, mode="economic", pivoting=True)
     diag = np.abs(np.diag(Rm))
     k = int(np.sum(diag > FREE_ROW_RTOL * max(scale, 1e-300)))
@@ -124,19 +140,17 @@ def _split_free(res: np.ndarray, scale: float, limit: int) -> list:
 
 def _pivot_columns(Y: np.ndarray) -> np.ndarray:
     """Column order of a column-pivoted QR of Y (largest first)."""
-    import scipy.linalg
-
     if Y.shape[0] == 0:
         return np.zeros(0, dtype=int)
     return scipy.linalg.qr(Y, mode="r", pivoting=True)[1]
 
 
-def _lstsq_coeffs(Y: np.ndarray, basis: np.ndarray) -> np.ndarray:
+def _lstsq_coeffs(Y: np.ndarray, basis: np.ndarray, mm=np.matmul) -> np.ndarray:
     """b with Y ~ b @ basis (rows), least squares."""
     if basis.shape[0] == 0 or Y.shape[0] == 0:
         return np.zeros((Y.shape[0], basis.shape[0]))
     Q, R = np.linalg.qr(basis.T)  # basis rows are independent by construction
-    return np.linalg.solve(R, Q.T @ Y.T).T
+    return scipy.linalg.solve_triangular(R, mm(Q.T, Y.T)).T
 
 
 def _sigma_min(X: np.ndarray) -> float:
@@ -160,14 +174,34 @@ def _best_targets(rng, contexts, J, offset, n, draws: int):
     return best[1], best[2]
 
 
+def _head_block(E, e, L, R, rows=None, mm=np.matmul) -> np.ndarray:
+    """z_h^(t) = E^(t)^T softmax(E^(t) L R^T e^(t)) for the given rows (T', d)."""
+    rows = np.arange(E.shape[0]) if rows is None else np.asarray(rows, dtype=int)
+    if not len(rows):
+        return np.zeros((0, E.shape[2]))
+    S = model.softmax(model.logits_from_factors(E, e, L, R, rows=rows, mm=mm))
+    if model.is_shared(E) or E.shape[0] == 1:
+        return mm(S, E[0])
+    return model.head_outputs(E[rows], S[:, None, :])[:, 0]
+
+
+def _x_max(E) -> float:
+    """The largest token norm (one context when they are shared)."""
+    X = E[0] if model.is_shared(E) else E
+    return float(np.sqrt(np.max(np.sum(X * X, axis=-1))))
+
+
 @construction("proposition1.key_query_weights")
 def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, margin: float = 0.25,
-                            target_draws: int = 4, factor: bool = True) -> Construction:
+                            target_draws: int = 4, factor: bool = True, backend=None) -> Construction:
     """Proposition 1's key/query weights for ``instance`` (App. B).
 
     ``r`` overrides min(n, d_h) (Remark 1 passes min(n, k, d_h)); the target rank
-    is min(H(r-1)+1, T) on the first ``target`` rows.
+    is min(H(r-1)+1, T) on the first ``target`` rows.  ``backend`` runs the
+    large products (default: torch on CUDA when present, else numpy).
     """
+    b = get_backend(backend)
+    mm = b.mm
     E = np.asarray(instance.contexts)
     e = np.asarray(instance.queries)
     T, n, d = E.shape
@@ -177,9 +211,9 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
         raise ConstructionFailed("Proposition 1", "r must be >= 1")
     target = min(H * (r - 1) + 1, T)
     rng = rng_for(seed, "proposition1")  # not the data's stream (see rng_for)
-    x_max = float(np.linalg.norm(E, axis=2).max())
+    x_max = _x_max(E)
     rows = list(range(T))
-    W = np.zeros((H, d, d))
+    factors = []
     blocks = np.zeros((T, H, d))
     basis: list[int] = []
     A = np.zeros((T, 0))  # coefficients of every row over the basis (rows in basis: unused)
@@ -187,7 +221,7 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
     heads: list[HeadStep] = []
     for h in range(H):
         if len(basis) >= target:
-            W[h] = 0.0  # uniform attention; the rank is already there
+            factors.append((np.zeros((d, 0)), np.zeros((d, 0))))  # W^h = 0: uniform attention
             blocks[:, h] = model.head_outputs(E, model.softmax(np.zeros((T, 1, n))))[:, 0]
             continue
         first = h == 0
@@ -205,17 +239,16 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
             Zinf_I = _limit_rows(E, basis, istar_I)
             offset = A_J @ Zinf_I
         targets, X_inf = _best_targets(rng, E, J, offset, n, target_draws)
-        EJ, Erest = model.select(E, J), model.select(E, rest)
         # Rows of `rest` that are independent of the lower block for free.
         room = target - len(basis) - k
         if first:
-            W[h] = build_claim1_attention(EJ, e[J], targets)
-            z_rest_limit = model.head_outputs(Erest, model.softmax(
-                model.logits_from_attention_matrices(Erest, e[rest], W[h][None])))[:, 0] if rest else np.zeros((0, d))
+            Bf, Pf = build_claim1_factors(model.select(E, J), e[J], targets)
+            L, R = Bf, Pf.T
+            z_rest_limit = _head_block(E, e, L, R, rest, mm)
+            y_rest = z_rest_limit
         else:
-            z_rest_limit = _limit_rows(E, rest, istar_rest)
-        y_rest = z_rest_limit - (A[rest] @ Zinf_I if not first else 0.0)
-        res = y_rest - _lstsq_coeffs(y_rest, X_inf) @ X_inf if len(rest) else y_rest
+            y_rest = _limit_rows(E, rest, istar_rest) - mm(A[rest], Zinf_I)
+        res = y_rest - _lstsq_coeffs(y_rest, X_inf, mm) @ X_inf if len(rest) else y_rest
         free_idx = _split_free(res, x_max, room)  # relative to the tokens' scale
         F = [rest[i] for i in free_idx]
         Y_inf = np.vstack([X_inf, y_rest[free_idx]]) if F else X_inf
@@ -223,48 +256,51 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
         if not sigma > 0:  # SVD, not the Gram matrix: sigma_min is resolved down to eps * sigma_max
             raise ConstructionFailed("App. B.2", f"head {h + 1}: the limit block Y_inf is numerically singular "
                                      "in float64 (no finite c can be chosen from it)")
+        A_lower = np.vstack([A_J, A[F]]) if F else A_J
         if not first:
             delta = np.concatenate([np.zeros(k), np.ones(len(F))])
-            kappa = float(np.sqrt(np.sum((delta + np.abs(np.vstack([A_J, A[F]]) if F else np.abs(A_J)).sum(axis=1)) ** 2)))
+            kappa = float(np.sqrt(np.sum((delta + np.abs(A_lower).sum(axis=1)) ** 2)))
             eps = min(0.5, margin * sigma / max(x_max * kappa, 1e-300))
             claim2 = build_claim2_attention(E, e, J, targets, basis + F, eps, rng, vw=vw)
-            W[h] = claim2.W
+            L = np.hstack([claim2.B, (claim2.c * claim2.v)[:, None]])  # W = W* + c v w^T
+            R = np.hstack([claim2.P.T, claim2.w[:, None]])
             bound = x_max * eps * kappa
         else:
             kappa, eps, bound = 0.0, 0.0, 0.0
-        S_h = model.softmax(model.logits_from_attention_matrices(E, e, W[h][None]))[:, 0]
-        blocks[:, h] = model.head_outputs(E, S_h[:, None])[:, 0]
+        factors.append((L, R))
+        blocks[:, h] = _head_block(E, e, L, R, None, mm)
         Zh = blocks[:, h]
         lower = J + F
-        Y_c = Zh[lower] - (np.vstack([A_J, A[F]]) if F else A_J) @ Zh[basis] if basis else Zh[lower]
+        Y_c = Zh[lower] - mm(A_lower, Zh[basis]) if basis else Zh[lower]
         columns = tuple(int(h * d + j) for j in _pivot_columns(Y_c)[:len(lower)])
         actual = float(np.sqrt(max(np.linalg.eigvalsh((Y_c - Y_inf) @ (Y_c - Y_inf).T)[-1], 0.0))) if len(lower) else 0.0
         # Update the row-echelon representation (App. B's row operations).
-        A_lower = np.vstack([A_J, A[F]]) if F else A_J
         free = set(F)
         left = [t for t in rest if t not in free]
-        if left:
-            y_left = Zh[left] - (A[left] @ Zh[basis] if basis else 0.0)
-            b = _lstsq_coeffs(y_left, Y_c)
-            A_new_left = np.hstack([A[left] - b @ A_lower, b])
         A_full = np.zeros((T, len(basis) + len(lower)))
         if left:
-            A_full[left] = A_new_left
+            y_left = Zh[left] - (mm(A[left], Zh[basis]) if basis else 0.0)
+            coef = _lstsq_coeffs(y_left, Y_c, mm)
+            A_full[left] = np.hstack([A[left] - coef @ A_lower, coef])
         A = A_full
         heads.append(HeadStep(h + 1, tuple(basis), tuple(J), tuple(F), A_lower.copy(), targets,
                               claim2, Y_inf, sigma, kappa, x_max, eps, bound, actual,
                               len(basis) + len(lower), columns))
         basis = basis + lower
         pending = left
+    for _ in range(len(factors), H):
+        factors.append((np.zeros((d, 0)), np.zeros((d, 0))))
+    Z = blocks.reshape(T, H * d)
     if not factor:
-        return Construction(tuple(rows), r, target, W, None, None, blocks.reshape(T, H * d),
-                            tuple(basis), heads)
+        return Construction(tuple(rows), r, target, factors, None, None, Z, tuple(basis), heads, backend=b.name)
     W_K = np.zeros((H, d, instance.d_h))
     W_Q = np.zeros((H, d, instance.d_h))
-    ranks = []
-    for h in range(H):
-        W_K[h], W_Q[h], rk = factor_attention(W[h], instance.d_h, h)
+    ranks, errors = [], []
+    for h, (L, R) in enumerate(factors):
+        W_K[h], W_Q[h], rk, err = factor_product(L, R, instance.d_h, h)
         ranks.append(rk)
-    fact_err = float(max(np.abs(np.einsum("hik,hjk->hij", W_K, W_Q) - W).max() / max(np.abs(W).max(), 1e-300), 0.0))
-    Z = model.feature_matrix(E, e, W_K, W_Q)
-    return Construction(tuple(rows), r, target, W, W_K, W_Q, Z, tuple(basis), heads, fact_err, tuple(ranks))
+        errors.append(err)
+    if any(errors):  # compressed by an SVD: Z from the weights as returned
+        Z = model.feature_matrix(E, e, W_K, W_Q)
+    return Construction(tuple(rows), r, target, factors, W_K, W_Q, Z, tuple(basis), heads,
+                        max(errors), tuple(ranks), backend=b.name)

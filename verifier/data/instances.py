@@ -80,8 +80,16 @@ class Instance:
         return self.T == 1 or self.contexts.strides[0] == 0
 
     def fingerprint(self) -> str:
+        """sha256 of the arrays; a shared context is hashed once, with T (never
+        T copies: 272 GB at the 7B-class setting)."""
         h = hashlib.sha256()
-        for a in (self.contexts, self.queries, self.labels):
+        if self.shared_context and self.T > 1:
+            h.update(b"shared context, T=%d;" % self.T)
+            h.update(np.ascontiguousarray(self.contexts[0], dtype=np.float64).tobytes())
+            arrays = (self.queries, self.labels)
+        else:
+            arrays = (self.contexts, self.queries, self.labels)
+        for a in arrays:
             h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
         return h.hexdigest()[:16]
 
@@ -98,14 +106,25 @@ class Instance:
 
     def subset(self, rows) -> "Instance":
         rows = np.asarray(rows, dtype=int)
-        return replace(self, contexts=_frozen(self.contexts[rows[:1]].repeat(len(rows), 0))
+        return replace(self, contexts=_shared(self.contexts[0], len(rows))
                        if self.shared_context else _frozen(self.contexts[rows]),
                        queries=_frozen(self.queries[rows]), labels=_frozen(self.labels[rows]))
 
 
+def _shared(context, T: int) -> np.ndarray:
+    """One read-only n x d context broadcast over T examples (stride 0): the
+    memory of ONE context, however large T."""
+    base = np.array(context, dtype=np.float64, copy=True)
+    base.setflags(write=False)
+    return np.broadcast_to(base, (int(T),) + base.shape)
+
+
 def _frozen(a) -> np.ndarray:
     """A read-only float64 copy; contexts equal across examples are stored as
-    one matrix broadcast over T (stride 0), which the model exploits."""
+    one matrix broadcast over T (stride 0), which the model exploits.  A
+    stride-0 input stays one context (no T copies on the way)."""
+    if isinstance(a, np.ndarray) and a.ndim == 3 and a.shape[0] > 1 and a.strides[0] == 0:
+        return _shared(a[0], a.shape[0])
     a = np.array(a, dtype=np.float64, copy=True)
     if a.ndim == 3 and a.shape[0] > 1 and np.array_equal(a, np.broadcast_to(a[:1], a.shape)):
         a = np.broadcast_to(a[0].copy(), a.shape)
@@ -143,10 +162,11 @@ def validate_arrays(contexts, queries, labels=None, *, allow_n_ge_d: bool = True
             raise InvalidInstance(f"array '{name}' has shape {a.shape}; expected {want}")
         if a.size == 0:
             raise InvalidInstance(f"array '{name}' is empty (shape {a.shape})")
-        if not np.all(np.isfinite(a)):
-            bad = int(np.sum(~np.isfinite(a)))
+        look = a[:1] if a.ndim == 3 and a.shape[0] > 1 and a.strides[0] == 0 else a  # one shared context
+        if not np.all(np.isfinite(look)):
+            bad = int(np.sum(~np.isfinite(look)))
             raise InvalidInstance(f"array '{name}' has {bad} NaN or infinite entries")
-        if np.max(np.abs(a)) > OVERFLOW_LIMIT:
+        if np.max(np.abs(look)) > OVERFLOW_LIMIT:
             raise InvalidInstance(f"array '{name}' has entries above {OVERFLOW_LIMIT:g} in magnitude (overflow)")
         arrays[name] = a
     E, e = arrays["contexts"], arrays["queries"]
@@ -248,7 +268,7 @@ def make_instance(*, H: int = 2, n: int = 3, d: int = 6, d_h: int | None = None,
         E = rng.uniform(0.0, 1.0, (T, n, d))
         e = rng.uniform(0.0, 1.0, (T, d))
     elif context == "shared":
-        E = np.broadcast_to(rng.standard_normal((1, n, d)), (T, n, d)).copy()
+        E = rng.standard_normal((1, n, d))  # ONE context; broadcast over T at the end
         e = rng.standard_normal((T, d))
     elif context == "pe":
         pe = sinusoidal_encoding(n + 1, d)
@@ -280,6 +300,8 @@ def make_instance(*, H: int = 2, n: int = 3, d: int = 6, d_h: int | None = None,
         e = np.broadcast_to(cls + sinusoidal_encoding(1, d)[0], e.shape).copy()
     y = rng.standard_normal((T, d_out))
     kind = context if degenerate is None else f"{context}+{degenerate}"
+    if context == "shared":
+        E = _shared(E[0], T)
     return Instance(_frozen(E), _frozen(e), _frozen(y), int(H), int(d_h), int(d_v),
                     kind=kind, seed=seed, source="generated")
 

@@ -44,3 +44,34 @@ def factor_attention(W: np.ndarray, d_h: int, head: int = 0) -> tuple[np.ndarray
     W_K[:, :k] = U[:, :k] * root
     W_Q[:, :k] = Vt[:k].T * root
     return W_K, W_Q, rank
+
+
+def factor_product(L: np.ndarray, R: np.ndarray, d_h: int, head: int = 0) -> tuple[np.ndarray, np.ndarray, int, float]:
+    """(W_K, W_Q, rank bound, relative error) with W_K W_Q^T = L R^T, W_K, W_Q in R^{d x d_h}.
+
+    With k = L.shape[1] <= d_h the factors themselves, padded with zero
+    columns, are the weights: W_K W_Q^T = L R^T EXACTLY and rank <= k is
+    structural (error 0).  With k > d_h the product is compressed by a thin
+    SVD of the small core (QR of L and of R, O(d k^2)) when its numerical
+    rank allows; otherwise ConstructionFailed("factorisation").
+    """
+    d, k = L.shape
+    W_K = np.zeros((d, d_h))
+    W_Q = np.zeros((d, d_h))
+    if k <= d_h:
+        W_K[:, :k], W_Q[:, :k] = L, R
+        return W_K, W_Q, k, 0.0
+    QL, RL = np.linalg.qr(L)
+    QR_, RR = np.linalg.qr(R)
+    U, S, Vt = np.linalg.svd(RL @ RR.T)
+    rank = int(np.sum(S > 1e-10 * max(S[0], 1e-300)))
+    if rank > d_h:
+        raise ConstructionFailed("factorisation", f"rank W^{head + 1} = {rank} exceeds d_h = {d_h}: "
+                                 "W_K (W_Q)^T cannot represent it")
+    root = np.sqrt(S[:d_h])
+    W_K[:] = (QL @ U[:, :d_h]) * root
+    W_Q[:] = (QR_ @ Vt[:d_h].T) * root
+    W = L @ R.T
+    err = float(np.abs(W_K @ W_Q.T - W).max() / max(np.abs(W).max(), 1e-300))
+    return W_K, W_Q, rank, err
+

@@ -12,7 +12,9 @@ W_O (H d_v, d); W_D (d, d_out).
     (8) Yhat = Z blockdiag(W_V^h) W_O W_D
 
 Products are ordered so the logits cost T*H*(d*d_h + n*d), never T*n*d*d:
-first p = W_Q^T e, then u = W_K p, then a = E u.
+first p = W_Q^T e, then u = W_K p, then a = E u.  Stacks of per-example
+products go through torch (:func:`verifier.arith.backend.batched_matmul`:
+numpy's stacked matmul is ~30x slower).
 
 >>> import numpy as np
 >>> s = softmax(np.array([[1000.0, 0.0, -1000.0]]))   # log-domain: no overflow
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from verifier.arith.backend import batched_matmul
 from verifier.errors import InvalidInstance
 
 
@@ -105,8 +108,8 @@ def context_products(contexts, U) -> np.ndarray:
     if is_shared(contexts):
         return U @ contexts[0].T
     if U.ndim == 2:
-        return np.matmul(contexts, U[:, :, None])[:, :, 0]
-    return np.matmul(U, contexts.transpose(0, 2, 1))
+        return batched_matmul(contexts, U[:, :, None])[:, :, 0]
+    return batched_matmul(U, contexts.transpose(0, 2, 1))
 
 
 def logits(contexts, queries, W_K, W_Q) -> np.ndarray:
@@ -122,11 +125,23 @@ def logits_from_attention_matrices(contexts, queries, W) -> np.ndarray:
     return context_products(contexts, u.transpose(1, 0, 2))
 
 
+def logits_from_factors(contexts, queries, L, R, rows=None, *, mm=np.matmul) -> np.ndarray:
+    """Eq. (1) for ONE head whose attention matrix is given by factors,
+    W = L R^T (L, R in R^{d x k}): a = E^(t) L (R^T e^(t)), shape (len(rows), n).
+    Costs T d k + (shared) n d k + T k n, never d^2; ``mm`` computes the
+    large products (e.g. a backend's, on a GPU)."""
+    rows = np.arange(contexts.shape[0]) if rows is None else np.asarray(rows, dtype=int)
+    q = mm(np.asarray(queries)[rows], R)  # R^T e   (T', k)
+    if is_shared(contexts) or contexts.shape[0] == 1:
+        return mm(q, mm(contexts[0], L).T)  # (R^T e)^T (E L)^T
+    return context_products(contexts[rows], mm(q, L.T))  # E (L R^T e)
+
+
 def head_outputs(contexts, S) -> np.ndarray:
     """Eq. (3): z_h^(t) = E^(t)^T s_h^(t), shape (T, H, d)."""
     if is_shared(contexts):
         return S @ contexts[0]
-    return np.matmul(S, contexts)
+    return batched_matmul(S, contexts)
 
 
 def feature_matrix_from_scores(contexts, S) -> np.ndarray:

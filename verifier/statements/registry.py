@@ -99,11 +99,26 @@ class Statement:
         return f"not checkable: {self.not_checkable}" if self.not_checkable else "not implemented"
 
     def options(self, **overrides) -> dict:
-        """Instance options: the paper's defaults < the statement's < the caller's (None = default)."""
-        opts = dict(paper_defaults(self.paper))
-        opts.update(self.defaults)
-        opts.update({k: v for k, v in overrides.items() if v is not None})
+        """Instance options: the paper's defaults < the statement's < the caller's (None = default).
+
+        A statement whose default instance fixes T (e.g. Prop. 2's T = 9 =
+        capacity + 2) keeps T RELATIVE to the capacity H(r-1)+1 when the
+        caller changes H, n or d_h without giving T: ``check proposition2
+        --H 20 --n 32 --d 64`` runs on T = 621 + 2, not on T = 9."""
+        base = dict(paper_defaults(self.paper))
+        base.update(self.defaults)
+        opts = dict(base)
+        given = {k: v for k, v in overrides.items() if v is not None}
+        opts.update(given)
+        resized = any(k in given for k in ("H", "n", "d_h"))
+        if resized and "T" not in given and base.get("T") is not None and all(k in opts for k in ("H", "n", "d_h")):
+            opts["T"] = int(max(1, base["T"] + _capacity(opts) - _capacity(base)))
         return opts
+
+
+def _capacity(o: dict) -> int:
+    """H(r-1)+1 with r = min(n, d_h) (d_h None: n)."""
+    return int(o["H"]) * (min(int(o["n"]), int(o["d_h"] or o["n"])) - 1) + 1
 
 
 @dataclass(frozen=True)
