@@ -37,7 +37,7 @@ from verifier.experiments.precision import (
 )
 from verifier.statements.registry import get
 
-__all__ = ["Budget", "analyse_layer", "random_subsets", "context_rho", "kruskal_at_precision"]
+__all__ = ["Budget", "analyse_layer", "random_subsets", "context_rho", "kruskal_at_precision", "combine"]
 
 
 @dataclass(frozen=True)
@@ -93,14 +93,25 @@ def _registered(sid: str, contexts: np.ndarray, queries: np.ndarray, *, samples:
     m = ev.measured if isinstance(ev.measured, dict) else {}
     keep = ("kruskal_lower", "kruskal_upper", "sampled_independent", "exact reading", "at the data's precision",
             "robustness")
-    return {"verdict": ev.verdict, "certified": ev.certified, "reason": ev.reason,
+    return {"verdict": ev.verdict, "certified": ev.certified, "reason": ev.reason, "examples": len(queries),
             **{k: m[k] for k in keep if k in m}}
 
 
-def _exact_witness(reg: dict) -> bool:
-    """The checker found an exact dependent subset (certified, exact)."""
-    return str(reg.get("at the data's precision", "")).startswith("fails (exactly)") or (
-        reg.get("verdict") == "refuted" and reg.get("certified") and "kruskal_upper" in reg)
+def combine(reg: dict, screen: dict) -> tuple[str, str]:
+    """One cell from the registered checker and the many-subset screen: an
+    exact witness first, then a certified failure at the data's precision
+    (either reading), else the screen's verdict."""
+    at = str(reg.get("at the data's precision", ""))
+    if at.startswith("fails (exactly)"):
+        return "fails", "certified exact (" + reg["reason"] + ")"
+    if screen.get("status") == "fails" and screen.get("basis", "").startswith("certified"):
+        return "fails", screen["basis"]
+    if at == "fails":
+        rob = reg.get("robustness", {})
+        return "fails", (f"certified at precision (the registered checker's worst subset of the first "
+                         f"{reg.get('examples', '?')} examples: rho in [{rob.get('relative_sigma_min_lower', 0):.3g}, "
+                         f"{rob.get('relative_sigma_min_upper', 0):.3g}] <= tau {rob.get('tolerance', 0):.3g})")
+    return screen["status"], screen["basis"]
 
 
 def kruskal_at_precision(V: np.ndarray, k: int, *, tolerance: float, samples: int, rng, certify: bool,
@@ -210,9 +221,7 @@ def analyse_layer(contexts: torch.Tensor, queries: torch.Tensor, *, budget: Budg
             {"verdict": "not run", "reason": "ebar in exact rationals is too costly at this size"}
         r = kruskal_at_precision(V, n, tolerance=tolerance_of(sample, (n, d)), samples=budget.samples, rng=rng,
                                  certify=budget.certify, gram=Gm)
-        status, basis = r["status"], r["basis"]
-        if _exact_witness(reg):
-            status, basis = "fails", "certified exact (" + reg["reason"] + ")"
+        status, basis = combine(reg, r)
         out[sid] = {"status": status, "basis": basis, "registered_checker": reg, "precision": r}
         log(f"    {sid}: {status} ({basis})")
     cap = min(T, d)
@@ -229,8 +238,7 @@ def analyse_layer(contexts: torch.Tensor, queries: torch.Tensor, *, budget: Budg
         r = kruskal_at_precision(Q, cap, tolerance=tau_cap, samples=max(2, budget.kr_samples), rng=rng,
                                  certify=False, gram=G)
         gp |= {"status": r["status"], "basis": r["basis"], "precision": r}
-    if _exact_witness(gp["registered_checker"]):
-        gp |= {"status": "fails", "basis": "certified exact (" + gp["registered_checker"]["reason"] + ")"}
+    gp["status"], gp["basis"] = combine(gp["registered_checker"], {"status": gp["status"], "basis": gp["basis"]})
     out["general_position"] = gp
     log(f"    general position: {gp['status']} ({gp['basis']})")
     out["kruskal_curve"] = kc = kruskal_curve(Q, n, sample=sample, budget=budget, rng=rng, gram=G)

@@ -93,3 +93,15 @@ def test_analyse_layer_reads_the_embedding_pattern():
     X[4, 2] = X[4, 1]
     out = analyse_layer(X, X[:, 0], budget=budget, seed=0, log=lambda s: None)
     assert out["assumption2"]["status"] == "fails" and "repeats a token" in out["assumption2"]["basis"]
+
+
+def test_combine_keeps_exact_and_precision_failures_apart():
+    from verifier.experiments.real_assumptions import combine
+
+    screen = {"status": "holds", "basis": "evidence at precision (10/10)"}
+    exact = {"at the data's precision": "fails (exactly)", "reason": "queries [0, 1] dependent"}
+    assert combine(exact, screen) == ("fails", "certified exact (queries [0, 1] dependent)")
+    rob = {"relative_sigma_min_lower": 3e-5, "relative_sigma_min_upper": 3.1e-5, "tolerance": 9e-5}
+    status, basis = combine({"at the data's precision": "fails", "robustness": rob, "examples": 256}, screen)
+    assert status == "fails" and basis.startswith("certified at precision") and "exact" not in basis
+    assert combine({"at the data's precision": "holds"}, screen) == ("holds", screen["basis"])
