@@ -141,6 +141,13 @@ def construction_dkl(inst, S: np.ndarray, den: int) -> tuple[arb, list]:
 def check_dana_thm2(instance, *, prec: int = 128, seed: int = 0, claim: str = "bound", **options) -> Evidence:
     inst = instance
     N, d = inst.N, inst.d
+    if claim == "T4":
+        res = t4_step(inst, seed=seed, prec=prec)
+        return conclude("dana_thm2", res["decision"], claimed="(T4) f(t)_j = lambda(t) W_j^T W_g <= C for j != g",
+                        measured={k: v for k, v in res.items() if k != "decision"},
+                        certified=res["decision"] is not Decision.UNDECIDED, method="exact Gram + arb bracket of lambda",
+                        prec_bits=prec, reason="the proof drops the factor lambda: lambda(t) > lambda_lo (certified) "
+                        "and lambda_lo W_j^T W_g > C" if res["decision"] is Decision.FALSE else "")
     if claim == "jensen":
         with workprec(prec):
             res = jensen_step(inst)
@@ -193,6 +200,36 @@ def check_dana_thm2(instance, *, prec: int = 128, seed: int = 0, claim: str = "b
                     "d_KL(pi, L) may still be below it (inconclusive)")
 
 
+def t4_step(inst, *, seed: int = 0, prec: int = 128) -> dict:
+    """(T4): a certified lower bound lambda_lo < lambda(t) (F(lambda_lo) > entropy in balls, F decreasing)
+    and the exact Gram give f(t)_j >= lambda_lo W_j^T W_g, compared with C."""
+    S, den, _ = gram_construction(inst.N, inst.d, seed)
+    G = S @ S.T
+    with workprec(prec):
+        C = (32 * arb(inst.N + 1).log() / inst.d).sqrt()
+        worst = None
+        for t in range(inst.T0):
+            p = inst.conditionals[t]
+            g = int(np.argmax(p))
+            ent_f = float(-np.sum(p[p > 0] * np.log(p[p > 0])))
+            if not 0 < ent_f < math.log(inst.N) - 1e-12 or any(G[j, g] >= G[g, g] for j in range(inst.N) if j != g):
+                continue
+            lam = _solve_lambda(G[:, g], den, g, ent_f) * (1 - 1e-9)
+            ent = -sum((ball_entry(x) * ball_entry(x).log() for x in p if x > 0), arb(0))
+            F = sum(((arb(lam) * arb(float(G[j, g] - G[g, g])) / den).exp() for j in range(inst.N)), arb(0)).log()
+            if certainly_less(ent, F) is not Decision.TRUE:  # lambda_lo must satisfy F(lambda_lo) > entropy
+                continue
+            j = max((j for j in range(inst.N) if j != g), key=lambda j: G[j, g])
+            f_lo = arb(lam) * arb(float(G[j, g])) / den
+            if worst is None or float(f_lo.mid()) > worst[0]:
+                worst = (float(f_lo.mid()), t, j, lam, certainly_less(C, f_lo))
+    if worst is None:
+        return {"decision": Decision.UNDECIDED, "why": "no sequence with a certified lambda bracket"}
+    f, t, j, lam, dec = worst
+    return {"decision": Decision.FALSE if dec is Decision.TRUE else Decision.UNDECIDED, "sequence": t, "j": j,
+            "lambda(t) >": lam, "f(t)_j >=": f, "C": float(C.mid())}
+
+
 def jensen_step(inst) -> dict:
     """Both sides of the T5 step in balls (sequences with a finite b only)."""
     N = inst.N
@@ -224,6 +261,14 @@ def control_jensen_step(*, prec: int = 128, seed: int = 0) -> Evidence:
                                                                                    [0.5, 0.375, 0.125]]),
                           d=2, H=1, kind="control")
     return check_dana_thm2(inst, prec=prec, seed=seed, claim="jensen")
+
+
+@negative_control("dana_thm2", "T4: the proof's 'f(t)_j <= C' with N = 5, d = 4 (+-1/2 signs), "
+                  "pi_t mode 1 - 2^-10 on token 2: lambda(t) W_j^T W_g > C", expect=("refuted",))
+def control_t4(*, prec: int = 128, seed: int = 0) -> Evidence:
+    p = np.array([[2.0 ** -12, 1 - 2.0 ** -10, 2.0 ** -12, 2.0 ** -12, 2.0 ** -12]])
+    inst = from_sequences(np.array([[0, 0]]), N=5, conditionals=p, d=4, H=1, kind="control")
+    return check_dana_thm2(inst, prec=prec, seed=0, claim="T4")  # seed 0: the sign matrix with W_2.W_3 = 1/2
 
 
 @negative_control("dana_thm2", "neg_thm2_C: N = 3, d = 2, pi = (1/2, 1/4, 1/4): C = 4.71 > 1/2 and the RHS is "

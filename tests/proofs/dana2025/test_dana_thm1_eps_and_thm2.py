@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proofs.dana2025.thm1_eps_approximation import check_dana_thm1_eps, control_eq13_halved, neg_p1vp1
-from proofs.dana2025.thm2_entropy_bound import check_dana_thm2, control_jensen_step, neg_thm2_C
+from proofs.dana2025.thm2_entropy_bound import check_dana_thm2, control_jensen_step, control_t4, neg_thm2_C
 from verifier.data.sequences import make_sequence_instance
 
 
@@ -32,7 +32,7 @@ def test_thm2_verified_when_C_below_half():
 
 
 def test_controls_are_refuted():
-    for control in (neg_p1vp1, control_eq13_halved, neg_thm2_C, control_jensen_step):
+    for control in (neg_p1vp1, control_eq13_halved, neg_thm2_C, control_jensen_step, control_t4):
         ev = control()
         assert ev.verdict == "refuted" and ev.certified, control.__name__
     assert abs(neg_thm2_C().measured["RHS"] + 0.0555) < 1e-3
