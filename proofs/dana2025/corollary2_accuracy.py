@@ -82,7 +82,7 @@ def check_dana_corollary2(instance, *, prec: int = 128, seed: int = 0, **options
     best = None
     for a in range(3):
         rows = np.random.default_rng([seed, a]).permutation(inst.T0)[:K]
-        res = memorize_table(inst, seed=seed + a, prec=prec, rows=np.sort(rows), optimize=False)
+        res = memorize_table(inst, seed=seed + a, prec=prec, rows=np.sort(rows), optimize=K == inst.T0)
         if res["weights"] is None:
             continue
         correct = sum(m > 0 for m in res["margins"])

@@ -61,7 +61,7 @@ from verifier.model.aot_balls import attention_outputs_ball, embed_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.registry import construction, negative_control, statement
 
-from .rank_ceilings import lemma2_caps, prove_convex_shift, prove_single_token_softmax
+from .rank_ceilings import lemma2_caps, prove_convex_shift, prove_head_difference, prove_single_token_softmax
 
 __all__ = ["check_dana_lemma2", "attention_output_matrix", "rank_one_gap_certificate"]
 
@@ -133,7 +133,7 @@ def check_dana_lemma2(instance, *, prec: int = 128, seed: int = 0, claim: str = 
     k = min(T0, H * d)
     e, pos = draw_embeddings(N, S, d, seed)
     caps = lemma2_caps(inst.sequences, N=N, d=d, H=H)
-    shift, single = prove_convex_shift(), prove_single_token_softmax()
+    shift, single, heads = prove_convex_shift(), prove_single_token_softmax(), prove_head_difference()
     gap = rank_one_gap_certificate()
     trail = [Step("Rank caps for every e, pos, W_QK", "L1: A^h(t) = x_S + sum a_s (x_s - x_S); S = 1: A^h = x(t,1)",
                   {**caps, "target min(T0, Hd)": k}),
@@ -141,7 +141,7 @@ def check_dana_lemma2(instance, *, prec: int = 128, seed: int = 0, claim: str = 
                                                                    "N^S >= Hd": N ** S >= H * d}),
              Step("(b) Lemma 3 embeddings replaced by generic dyadic rationals", "L4", {"grid": "1/256"}),
              Step("(c) => (d): 'no hyperplane' does not give rank", "L3 (exact)", gap)]
-    certs = [shift.to_dict(), single.to_dict(), gap]
+    certs = [shift.to_dict(), single.to_dict(), heads.to_dict(), gap]
     if claim == "hyperplane":
         step = hyperplane_step(inst, e, pos, seed=seed, prec=prec)
         trail.append(Step("(c) the image of f lies in no hyperplane", "L2", {k_: v for k_, v in step.items()
@@ -153,13 +153,16 @@ def check_dana_lemma2(instance, *, prec: int = 128, seed: int = 0, claim: str = 
                         reason="a sequence spans fewer than d dimensions: an exact hyperplane contains im f (L2)"
                         if step["decision"] is Decision.FALSE else "")
     claimed = f"rank{{A(t)}} >= min(T0, Hd) = {k}"
-    if caps["cap"] < k and shift.holds and single.holds:
+    if caps["cap"] < k and shift.holds and single.holds and heads.holds:
         trail.append(Step("The cap is below the claim for EVERY parameter choice", "L1", {"cap": caps["cap"]}))
         return conclude("dana_lemma2", Decision.FALSE, claimed=claimed,
                         measured={"rank cap (all e, pos, W)": caps["cap"], "claimed": k, **caps},
                         certified=True, method="sympy identities + exact formal rank", certificates=certs,
                         trail=trail, reason=f"every choice gives rank <= {caps['cap']} < {k} "
-                        + ("(S = 1: every head outputs x(t,1))" if S == 1 else "(d > N + S - 1 or few differences)"))
+                        + ("(S = 1: every head outputs x(t,1))" if S == 1 else
+                           "(heads differ within the span of the differences: min(d,R) + (H-1) min(d,D))"
+                           if caps["cap"] == caps["head_difference_cap"] < caps["doc_cap"] else
+                           "(d > N + S - 1 or few differences)"))
     result = None
     for label, W_QK in (("paper: W_QK^h = w_h e1 e1^T", _paper_attention(H, d)),
                         ("random full W_QK^h", [rng_for(seed, f"dana_lemma2.W{h}").integers(-64, 65, (d, d)) / 64
@@ -202,6 +205,13 @@ def neg_lemma2_S1(*, prec: int = 128, seed: int = 0) -> Evidence:
                   "rank <= 4 < 6 for all parameters", expect=("refuted",))
 def neg_lemma2_smallN(*, prec: int = 128, seed: int = 0) -> Evidence:
     return check_dana_lemma2(_all_sequences(2, 3, d=6, H=1), prec=prec, seed=seed)
+
+
+@negative_control("dana_lemma2", "Lemma 2 at d = N + S - 1 with H >= 2 (N=4, S=2, d=5, H=3, all 16 bigrams): heads "
+                  "differ within the differences' span, rank <= 5 + 2*4 = 13 < 15 for all parameters (beyond L1)",
+                  expect=("refuted",))
+def control_lemma2_head_differences(*, prec: int = 128, seed: int = 0) -> Evidence:
+    return check_dana_lemma2(_all_sequences(4, 2, d=5, H=3), prec=prec, seed=seed)
 
 
 @negative_control("dana_lemma2", "neg_hyperplane: proof step (c) with S = 2 < d = 4: an exact v_t "

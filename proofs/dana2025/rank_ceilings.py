@@ -14,8 +14,11 @@ Structure (reconstructed; each step proved below or by counting):
   :func:`prove_convex_shift`), so A^h(t) - x(t, S) lies in the span of the
   DIFFERENCES, of formal rank D <= N + S - 2, and with S = 1 every head
   outputs x(t, 1) (:func:`prove_single_token_softmax`);
+* two heads differ by an element of that span (:func:`prove_head_difference`);
 * hence, for the stacked outputs A(t) = [A^1(t); ...; A^H(t)] (Lemma 2):
-  rank <= min(u, d) + H min(d, D) (u = number of distinct last tokens), and
+  rank <= min(u, d) + H min(d, D) (u = number of distinct last tokens) and
+  rank <= min(d, R) + (H - 1) min(d, D) (R = formal rank of the tokens: the
+  analogue of Mahdavi et al.'s H(n-1)+1), and
   for the route's matrix M (columns [x(t,S); V^1 A^1(t); ...]) after the row
   operations block_h -= V^h block_0:  rank M <= min(u, d) + H min(d_h, d, D).
 
@@ -38,7 +41,7 @@ from verifier.arith.exact import exact_rank
 from verifier.arith.structure import SymbolicIdentity
 
 __all__ = ["formal_token_vectors", "difference_rank", "token_rank", "lemma2_caps", "route_ceilings",
-           "prove_convex_shift", "prove_single_token_softmax"]
+           "prove_convex_shift", "prove_head_difference", "prove_single_token_softmax"]
 
 
 def formal_token_vectors(sequences, N: int) -> np.ndarray:
@@ -68,15 +71,22 @@ def token_rank(sequences, N: int) -> int:
 
 
 def lemma2_caps(sequences, *, N: int, d: int, H: int) -> dict:
-    """Upper bounds of rank{A(t)} valid for every e, pos, W_QK (Lemma 2's matrix)."""
+    """Upper bounds of rank{A(t)} valid for every e, pos, W_QK (Lemma 2's matrix):
+    min(u, d) + H min(d, D) (skip decomposition) and min(d, R) + (H - 1) min(d, D)
+    (head differences A^h - A^1 lie in the span of the differences: :func:`prove_head_difference`),
+    R the formal rank of the tokens; DANA2025.md's H min(d, N + S - 1) (min(d, N) for S = 1)."""
     seqs = np.asarray(sequences)
     S = seqs.shape[1]
     u = int(np.unique(seqs[:, -1]).size)
     D = difference_rank(seqs, N)
+    R = token_rank(seqs, N)
     doc = min(d, N) if S == 1 else H * min(d, N + S - 1)
-    sharp = min(H * d, min(u, d) + H * min(d, D), seqs.shape[0])
-    return {"u": u, "D": D, "doc_cap": doc, "cap": min(sharp, doc),
-            "formula": "min(u, d) + H min(d, D) (D = formal rank of the differences x(t,s) - x(t,S))"}
+    skip = min(u, d) + H * min(d, D)
+    heads = min(d, R) + max(H - 1, 0) * min(d, D)
+    cap = min(H * d, seqs.shape[0], skip, heads, doc)
+    return {"u": u, "D": D, "R": R, "doc_cap": doc, "skip_cap": skip, "head_difference_cap": heads, "cap": cap,
+            "formula": "min(Hd, T0, min(u,d) + H min(d,D), min(d,R) + (H-1) min(d,D), H min(d, N+S-1)); "
+                       "D, R: formal ranks of the differences x(t,s) - x(t,S) and of the tokens"}
 
 
 def route_ceilings(sequences, *, N: int, d: int, d_h: int, H: int) -> dict:
@@ -108,6 +118,26 @@ def prove_convex_shift(S_max: int = 4) -> SymbolicIdentity:
         rhs = x[S - 1] + sum(a[s] * (x[s] - x[S - 1]) for s in range(S - 1))
         residuals.append(sp.expand(lhs - rhs))
     return SymbolicIdentity("sum_s a_s x_s = x_S + sum_{s<S} a_s (x_s - x_S) given sum_s a_s = 1",
+                            {"S": list(range(1, S_max + 1))}, tuple(str(r) for r in residuals),
+                            all(r == 0 for r in residuals), len(residuals), time.perf_counter() - t0)
+
+
+@functools.lru_cache(maxsize=None)
+def prove_head_difference(S_max: int = 4) -> SymbolicIdentity:
+    """sympy: sum_s (a_s - b_s) x_s = sum_{s<S} (a_s - b_s)(x_s - x_S) when sum a = sum b = 1:
+    two heads' outputs differ by an element of the span of the differences."""
+    import sympy as sp
+
+    t0 = time.perf_counter()
+    residuals = []
+    for S in range(1, S_max + 1):
+        a, b, x = sp.symbols(f"a0:{S}"), sp.symbols(f"b0:{S}"), sp.symbols(f"x0:{S}")
+        A = list(a[:-1]) + [1 - sum(a[:-1])]
+        B = list(b[:-1]) + [1 - sum(b[:-1])]
+        lhs = sum((A[s] - B[s]) * x[s] for s in range(S))
+        rhs = sum((A[s] - B[s]) * (x[s] - x[S - 1]) for s in range(S - 1))
+        residuals.append(sp.expand(lhs - rhs))
+    return SymbolicIdentity("A^h(t) - A^1(t) = sum_{s<S} (a^h_s - a^1_s)(x(t,s) - x(t,S))",
                             {"S": list(range(1, S_max + 1))}, tuple(str(r) for r in residuals),
                             all(r == 0 for r in residuals), len(residuals), time.perf_counter() - t0)
 

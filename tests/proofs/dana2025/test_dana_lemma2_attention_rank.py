@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from proofs.dana2025.lemma2_attention_rank import (
     attention_output_matrix,
     check_dana_lemma2,
+    control_lemma2_head_differences,
     draw_embeddings,
     neg_hyperplane,
     neg_lemma2_S1,
@@ -50,11 +51,12 @@ def test_certified_rank_never_exceeds_the_cap(N, S, d, seed):
 
 
 def test_controls_are_refuted():
-    for control in (neg_lemma2_S1, neg_lemma2_smallN, neg_hyperplane):
+    for control in (neg_lemma2_S1, neg_lemma2_smallN, neg_hyperplane, control_lemma2_head_differences):
         ev = control()
         assert ev.verdict == "refuted" and ev.certified, control.__name__
     assert neg_lemma2_S1().measured["rank cap (all e, pos, W)"] == 2
     assert neg_lemma2_smallN().measured["rank cap (all e, pos, W)"] == 4
+    assert control_lemma2_head_differences().measured["rank cap (all e, pos, W)"] == 13
 
 
 def test_hyperplane_step_holds_when_S_ge_d():
