@@ -93,11 +93,13 @@ def _ball(x) -> arb:
         return x
     if isinstance(x, (UpperBound, LowerBound, Enclosure)):
         raise TypeError(f"{type(x).__name__} is not a ball: compare it with the certainly_* helpers")
+    if isinstance(x, bool):
+        raise TypeError("a bool is not a number to compare")
     if isinstance(x, (fmpq, fmpz, int)):
         return arb(x)
     if isinstance(x, Real):  # python / numpy floats: exact dyadic rationals
         return arb(float(x))
-    return arb(x)
+    raise TypeError(f"cannot compare a {type(x).__name__}: give an arb, a number or a one-sided bound")
 
 
 def _as_arb(value) -> arb:

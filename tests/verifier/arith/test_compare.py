@@ -140,3 +140,32 @@ def test_one_sided_values_are_not_balls():
 def test_conflicting_certificates_raise():
     with pytest.raises(CertificateConflict):
         Decision.of(True, True)
+
+
+def test_ladder_doubles_the_precision():
+    seen = []
+
+    def attempt(bits):
+        seen.append(bits)
+        return Decision.UNDECIDED, bits
+
+    with_precision_ladder(attempt, prec=64, max_prec=1000)
+    assert seen == [64, 128, 256, 512, 1000]
+
+
+def test_upper_and_lower_read_the_right_end_of_a_wide_ball():
+    x = arb(1, 0.5)
+    assert lower(x) <= 0.5 + 1e-9 and upper(x) >= 1.5 - 1e-9
+    assert lower(LowerBound(x)) <= 0.5 + 1e-9 and upper(UpperBound(x)) >= 1.5 - 1e-9
+
+
+def test_scaling_one_sided_bounds_by_zero_or_a_fraction():
+    assert upper(UpperBound(arb(2)) * 0) == pytest.approx(0, abs=1e-300)
+    assert upper(UpperBound(arb(2)) * 0.5) >= 1.0
+    assert lower(LowerBound(arb(2)) * 0.5) <= 1.0
+
+
+def test_only_numbers_balls_and_bounds_compare():
+    for bad in (None, "1.5", [1.0], True):
+        with pytest.raises(TypeError):
+            certainly_positive(bad)

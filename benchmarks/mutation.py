@@ -1,0 +1,179 @@
+"""Mutation testing of the certificate core with mutmut 3 (issue 9).
+
+A loosened criterion must fail a test.  For each target module, mutmut
+generates mutants (operators, comparisons, constants, ...) of every plain
+function, runs the tests that call the mutated function (mutmut's own
+coverage per function), and records killed / survived / timeout.  Every
+survivor is either killed by a new test or listed as equivalent, with a
+one-line reason, in ``tests/soundness/MUTANTS.md``.
+
+It runs in a scratch copy (``git worktree``) so the working tree is never
+mutated, one module at a time (each with its own test selection), niced:
+
+    pip install -e ".[dev]"          # mutmut 3 (or: pip install "mutmut>=3.3,<4")
+    nice -n 10 python benchmarks/mutation.py                 # every target
+    nice -n 10 python benchmarks/mutation.py compare rank    # some targets
+    python benchmarks/mutation.py --summary                  # tables from the last runs
+
+Results: ``reports/experiments/mutation/<target>.json`` (counts, survivors
+with their diff) and ``summary.md``.  Not part of CI (tens of minutes).
+
+mutmut 3 does not mutate decorated functions or classes (``@dataclass``,
+``@statement``): the deciding logic lives in plain functions for that reason.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "reports" / "experiments" / "mutation"
+SCRATCH = Path(os.environ.get("MUTATION_WORKDIR", "/tmp/mha-verify-mutation"))
+
+T = "tests/"
+SOUND = [T + "soundness/test_planted_false.py", T + "soundness/test_always_true.py",
+         T + "soundness/test_issue9_reproductions.py"]
+# target -> (module, tests that exercise it)
+TARGETS: dict[str, tuple[str, list[str]]] = {
+    "compare": ("verifier/arith/compare.py", [T + "verifier/arith/test_compare.py",
+                                              T + "verifier/arith/test_singular_values.py"] + SOUND[:1]),
+    "balls": ("verifier/arith/balls.py", [T + "verifier/arith/test_balls.py", T + "verifier/arith/test_rank.py",
+                                          T + "verifier/arith/test_singular_values.py"] + SOUND[:1]),
+    "exact": ("verifier/arith/exact.py", [T + "verifier/arith/test_exact.py", T + "verifier/arith/test_null_vectors.py",
+                                          T + "proofs/mahdavi2024/test_claim1_fit_one_head.py"] + SOUND[:1]),
+    "rank": ("verifier/arith/rank.py", [T + "verifier/arith/test_rank.py", T + "verifier/arith/test_rank_float.py"]
+             + SOUND[:2]),
+    "null_vectors": ("verifier/arith/null_vectors.py", [T + "verifier/arith/test_null_vectors.py"]),
+    "singular_values": ("verifier/arith/singular_values.py", [T + "verifier/arith/test_singular_values.py",
+                                                              T + "proofs/mahdavi2024/test_appendixB2_finite_scaling.py",
+                                                              T + "proofs/mahdavi2024/test_lemma5_weyl_rank.py"]
+                        + SOUND[:1]),
+    "kruskal": ("verifier/arith/kruskal.py", [T + "verifier/arith/test_kruskal.py",
+                                              T + "proofs/mahdavi2024/test_assumption1_query_kruskal_rank.py"]
+                + SOUND[:1]),
+    "independence": ("verifier/arith/independence.py", [T + "verifier/arith/test_independence.py",
+                                                        T + "verifier/arith/test_kruskal.py"] + SOUND[:1]),
+    "rank_caps": ("verifier/arith/rank_caps.py", [T + "proofs/mahdavi2024/test_proposition1_rank_induction.py",
+                                                  T + "proofs/mahdavi2024/test_theorem1_memorization.py"] + SOUND[:2]),
+    "float_certificates": ("verifier/arith/float_certificates.py", [T + "verifier/arith/test_float_certificates.py",
+                                                                    T + "verifier/arith/test_rank_float.py"]
+                           + SOUND[:1]),
+    "mha_balls": ("verifier/model/mha_balls.py", [T + "verifier/model/test_mha_balls.py",
+                                                  T + "proofs/mahdavi2024/test_claim2_fit_and_saturate.py",
+                                                  T + "proofs/mahdavi2024/test_step2_linear_readout.py"]),
+    # the deciding lines of the proofs (plain functions of these modules)
+    "lemma4": ("proofs/mahdavi2024/lemma4_softmax_saturation.py",
+               [T + "proofs/mahdavi2024/test_lemma4_softmax_saturation.py"] + SOUND[:1]),
+    "appendixB2": ("proofs/mahdavi2024/appendixB2_finite_scaling.py",
+                   [T + "proofs/mahdavi2024/test_appendixB2_finite_scaling.py"] + SOUND[2:]),
+    "proposition1": ("proofs/mahdavi2024/proposition1_rank_induction.py",
+                     [T + "proofs/mahdavi2024/test_proposition1_rank_induction.py"] + SOUND[:2]),
+    "theorem1": ("proofs/mahdavi2024/theorem1_memorization.py",
+                 [T + "proofs/mahdavi2024/test_theorem1_memorization.py"] + SOUND),
+    "step2": ("proofs/mahdavi2024/step2_linear_readout.py",
+              [T + "proofs/mahdavi2024/test_step2_linear_readout.py", T + "proofs/mahdavi2024/test_appendixC_skip_connection.py"]),
+    "proposition2": ("proofs/mahdavi2024/proposition2_shared_context_cap.py",
+                     [T + "proofs/mahdavi2024/test_proposition2_shared_context_cap.py"]),
+    "proposition5": ("proofs/mahdavi2024/proposition5_sum_constant_cap.py",
+                     [T + "proofs/mahdavi2024/test_proposition5_sum_constant_cap.py"]),
+}
+
+STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 35: "suspicious",
+          36: "timeout", 24: "timeout", -24: "timeout", 152: "timeout", 255: "timeout", -11: "segfault",
+          None: "not checked", 2: "interrupted"}
+
+
+def _mutmut() -> str:
+    exe = shutil.which("mutmut", path=str(Path(sys.executable).parent)) or shutil.which("mutmut")
+    if not exe:
+        raise SystemExit("mutmut not found: pip install 'mutmut>=3.3,<4'")
+    return exe
+
+
+def _scratch() -> None:
+    """A fresh detached worktree of HEAD (the committed tree) at SCRATCH."""
+    if SCRATCH.exists():
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(SCRATCH)], check=False)
+        shutil.rmtree(SCRATCH, ignore_errors=True)
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(SCRATCH), "HEAD"], check=True,
+                   capture_output=True)
+
+
+def _config(module: str, tests: list[str]) -> str:
+    """[tool.mutmut]: mutate ``module`` only (every other file copied as is)."""
+    others = sorted(str(p.relative_to(SCRATCH)) for d in ("verifier", "proofs") for p in (SCRATCH / d).rglob("*.py")
+                    if str(p.relative_to(SCRATCH)) != module)
+    lines = ["", "[tool.mutmut]", 'paths_to_mutate = ["verifier/", "proofs/"]',
+             "do_not_mutate = [" + ", ".join(json.dumps(o) for o in others) + "]",
+             "tests_dir = [" + ", ".join(json.dumps(t) for t in tests) + "]", ""]
+    return "\n".join(lines)
+
+
+def run_target(name: str, max_children: int) -> dict:
+    module, tests = TARGETS[name]
+    pyproject = SCRATCH / "pyproject.toml"
+    base = subprocess.run(["git", "show", "HEAD:pyproject.toml"], cwd=ROOT, capture_output=True, text=True).stdout
+    pyproject.write_text(base + _config(module, tests))
+    shutil.rmtree(SCRATCH / "mutants", ignore_errors=True)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["HYPOTHESIS_PROFILE"] = "ci"  # derandomized: a mutant's verdict does not depend on the draw
+    t0 = time.perf_counter()
+    proc = subprocess.run([_mutmut(), "run", "--max-children", str(max_children)], cwd=SCRATCH, env=env,
+                          capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    meta = SCRATCH / "mutants" / (module + ".meta")
+    if not meta.exists():
+        return {"target": name, "module": module, "error": proc.stdout[-3000:] + proc.stderr[-3000:]}
+    codes = json.loads(meta.read_text())["exit_code_by_key"]
+    counts: dict[str, int] = {}
+    survivors = []
+    for key, code in sorted(codes.items()):
+        status = STATUS.get(code, f"exit {code}")
+        counts[status] = counts.get(status, 0) + 1
+        if status in ("survived", "timeout", "suspicious", "no tests"):
+            diff = subprocess.run([_mutmut(), "show", key], cwd=SCRATCH, env=env, capture_output=True, text=True)
+            survivors.append({"mutant": key, "status": status, "diff": diff.stdout.strip()})
+    return {"target": name, "module": module, "tests": tests, "generated": len(codes), "counts": counts,
+            "survivors": survivors, "seconds": round(seconds, 1)}
+
+
+def summary() -> str:
+    rows = ["| target | module | generated | killed | survived | other | seconds |", "|---|---|---|---|---|---|---|"]
+    for f in sorted(OUT.glob("*.json")):
+        r = json.loads(f.read_text())
+        if "counts" not in r:
+            rows.append(f"| {r['target']} | {r['module']} | error | | | | |")
+            continue
+        c = r["counts"]
+        other = sum(v for k, v in c.items() if k not in ("killed", "survived"))
+        rows.append(f"| {r['target']} | `{r['module']}` | {r['generated']} | {c.get('killed', 0)} | "
+                    f"{c.get('survived', 0)} | {other} | {r['seconds']} |")
+    return "\n".join(rows) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("targets", nargs="*", help=f"default: all of {', '.join(TARGETS)}")
+    ap.add_argument("--max-children", type=int, default=1)
+    ap.add_argument("--summary", action="store_true", help="only write summary.md from the stored results")
+    args = ap.parse_args(argv)
+    OUT.mkdir(parents=True, exist_ok=True)
+    if not args.summary:
+        _scratch()
+        for name in args.targets or list(TARGETS):
+            res = run_target(name, args.max_children)
+            (OUT / f"{name}.json").write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
+            print(name, res.get("counts", res.get("error", "")[:500]), res.get("seconds"), flush=True)
+    (OUT / "summary.md").write_text(summary())
+    print(summary())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
