@@ -72,6 +72,7 @@ def main(argv=None) -> int:
     counts = collections.Counter()
     bad, precision_mismatch, errors = [], [], []
     per_statement = collections.defaultdict(collections.Counter)
+    inconclusive = collections.Counter()
     t0 = time.perf_counter()
     for i in range(args.count):
         sid, opts = draw(i, rng)
@@ -91,6 +92,8 @@ def main(argv=None) -> int:
         per_statement[sid][(ev.verdict, "certified" if ev.certified else "-", "hyp ok" if valid else "hyp -")] += 1
         counts["instances"] += 1
         counts["valid (hypotheses certified)"] += valid
+        if ev.verdict == "inconclusive":
+            inconclusive[f"{sid}: {ev.reason[:90]}"] += 1
         if ev.verdict == "error":
             errors.append({"statement": sid, **opts, "reason": ev.reason})
         if ev.verdict == "refuted" and valid:
@@ -108,6 +111,7 @@ def main(argv=None) -> int:
     ok = not bad and not errors and not precision_mismatch
     result = {"count": args.count, "seed": args.seed, "prec": args.prec, "counts": dict(counts),
               "per_statement": {s: {" / ".join(k): v for k, v in c.items()} for s, c in per_statement.items()},
+              "inconclusive_reasons": dict(inconclusive.most_common()),
               "refuted_with_certified_hypotheses": bad, "errors": errors, "precision_mismatches": precision_mismatch,
               "criterion": "zero refutations on valid instances, zero errors, zero precision mismatches",
               "criterion_met": ok, "seconds": round(time.perf_counter() - t0, 1)}

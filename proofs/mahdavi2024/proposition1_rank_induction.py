@@ -115,6 +115,17 @@ def certify_construction_rank(instance, con: Construction, k: int, *, prec: int 
     return cert
 
 
+def rank_claim_decision(cert, claimed: int, cap: int) -> Decision:
+    """'rank(Z) >= claimed': TRUE by a certified minor of size >= claimed; FALSE
+    when the structural cap (Prop. 2 for shared contexts, Prop. 5, repeated
+    examples, dimensions: rank(Z) <= cap for ANY weights) is below the claim."""
+    if cert.decision is Decision.TRUE and cert.k >= claimed:
+        return Decision.TRUE
+    if claimed > cap:
+        return Decision.FALSE
+    return Decision.UNDECIDED
+
+
 def construction_trail(instance, con: Construction) -> list[Step]:
     """The proof as it ran, head by head, in the paper's words."""
     steps = [Step("Setting", "Thm. 1 / Prop. 1",
@@ -182,11 +193,8 @@ def check_proposition1(instance, *, prec: int = 128, seed: int = 0, claimed_rank
     measured = {"certified_rank": cert.certified_k, "induction_rank": len(con.basis),
                 "numerical_rank_of_rows": int(np.linalg.matrix_rank(con.Z[list(con.basis)])) if len(con.basis) else 0}
     certificates = [{"kind": "rank >= k: nonsingular minor", **cert.to_dict()}]
-    decision = Decision.TRUE if cert.decision is Decision.TRUE and cert.k >= claimed else Decision.UNDECIDED
-    if decision is not Decision.TRUE and claimed > cap.cap:
-        # a structural cap at the instance's own sizes (Prop. 2 for shared contexts, Prop. 5, repeated
-        # examples, dimensions): rank(Z) <= cap for ANY weights, so the claim is false
-        decision = Decision.FALSE
+    decision = rank_claim_decision(cert, claimed, cap.cap)
+    if decision is Decision.FALSE:
         measured["upper_bound (structural, any weights)"] = cap.cap
         certificates.append(cap.to_dict())
     trail.append(Step("Certificate", "rank >= k by a nonsingular minor (Arb balls)",

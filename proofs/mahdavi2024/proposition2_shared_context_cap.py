@@ -82,6 +82,21 @@ def shared_context_bound(H: int, n: int) -> int:
     return H * (n - 1) + 1
 
 
+def cap_claim_decision(certified_rank: int, claimed: int, *, proved_cap: int | None, rows: int) -> Decision:
+    """'rank(Z) <= claimed for any weights': FALSE when a minor certifies more;
+    TRUE when proved (the cap is at most ``claimed``) or vacuous (``rows`` =
+    min(T, Hd) <= claimed); a certified rank above a PROVED cap is a
+    contradiction between certificates (CertificateConflict)."""
+    if proved_cap is not None and certified_rank > proved_cap:
+        raise CertificateConflict(f"certified rank(Z) {certified_rank} above the proved cap {proved_cap}: "
+                                  "a certificate is wrong")
+    if certified_rank > claimed:
+        return Decision.FALSE
+    if rows <= claimed or (proved_cap is not None and proved_cap <= claimed):
+        return Decision.TRUE
+    return Decision.UNDECIDED
+
+
 def assumption_hypotheses(instance, *, prec: int, seed: int) -> list[Hypothesis]:
     """Assumptions 1 and 2 on the instance, from their own checkers."""
     return [hypothesis_from_evidence(name, check(instance, prec=prec, seed=seed))
@@ -152,15 +167,8 @@ def check_proposition2(instance, *, prec: int = 128, seed: int = 0, claimed_boun
     over = {label: r["rank_lower"].certified_k for label, r in results.items()
             if r["rank_lower"].certified_k > claimed}
     vacuous = min(T, H * d) <= claimed
-    if over and proved and claimed >= bound:
-        raise CertificateConflict(f"certified rank(Z) {max(over.values())} above the proved cap {bound}: "
-                                  "a certificate is wrong")
-    if over:
-        decision = Decision.FALSE
-    elif vacuous or (proved and claimed >= bound):
-        decision = Decision.TRUE
-    else:
-        decision = Decision.UNDECIDED
+    decision = cap_claim_decision(max(over.values(), default=0), claimed, proved_cap=bound if proved else None,
+                                  rows=min(T, H * d))
     tight = None
     if shared and isinstance(construction, dict) and "rank_lower" in construction:
         tight = construction["rank_lower"].certified_k == bound

@@ -65,14 +65,14 @@ from verifier.arith.structure import (
     symbolic_feature_matrix,
 )
 from verifier.data.instances import from_arrays, make_instance, rng_for
-from verifier.errors import CertificateConflict, ConstructionFailed
+from verifier.errors import ConstructionFailed
 from verifier.model.mha_balls import feature_matrix_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.registry import negative_control, statement
 
 from .assumption1_query_kruskal_rank import n_less_than_d
 from .proposition1_construction import build_key_query_weights
-from .proposition2_shared_context_cap import build_weight_trials
+from .proposition2_shared_context_cap import build_weight_trials, cap_claim_decision
 
 
 def sum_constant_bound(H: int, d: int, *, zero_sum: bool = False) -> int:
@@ -147,15 +147,7 @@ def check_proposition5(instance, *, prec: int = 128, seed: int = 0, claimed_boun
     over = {label: r["rank_lower"].certified_k for label, r in results.items()
             if r["rank_lower"].certified_k > claimed}
     vacuous = min(T, H * d) <= claimed
-    if over and proved and claimed >= proved_bound:
-        raise CertificateConflict(f"certified rank(Z) {max(over.values())} above the proved cap {proved_bound}: "
-                                  "a certificate is wrong")
-    if over:
-        decision = Decision.FALSE
-    elif vacuous or (proved and claimed >= proved_bound):
-        decision = Decision.TRUE
-    else:
-        decision = Decision.UNDECIDED
+    decision = cap_claim_decision(best, claimed, proved_cap=proved_bound if proved else None, rows=min(T, H * d))
     why_vacuous = (f"rank(Z) <= min(T, Hd) = {min(T, H * d)} <= {claimed} for ANY data: "
                    + ("H = 1 makes H(d-1)+1 = d = Hd" if H == 1 and claimed >= d else
                       f"T = {T} rows are too few") if vacuous else None)

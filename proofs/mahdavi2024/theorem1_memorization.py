@@ -122,6 +122,17 @@ def saved_weights_certificate(instance, weights: Weights, *, skip: bool, prec: i
             "far from the labels": bool(max(lo, 0.0) > FAR * scale)}
 
 
+def memorization_decision(rank: Decision, residual: Decision | None, clash) -> Decision:
+    """yhat = y for every example: rank(Z) = T certified makes an exact readout
+    exist (its residual ball, when enclosed, must agree); identical inputs with
+    different labels make memorization impossible for ANY weights."""
+    if rank is Decision.TRUE:
+        return Decision.TRUE if residual is None else residual
+    if clash is not None:
+        return Decision.FALSE
+    return Decision.UNDECIDED
+
+
 def conflicting_duplicates(instance) -> tuple[int, int] | None:
     """Two examples with identical context and query but different labels
     (exact float comparison): no weights can memorize both."""
@@ -188,10 +199,10 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
         certs.append({"kind": "residual ball (exact readout)", "max_abs_residual_upper": worst, "radius": rad,
                       "prec_bits": bits})
         tol = TOLERANCE * label_scale(Y)
-        decision, margin = mem, tol - worst
+        decision, margin = memorization_decision(cert.decision, mem, clash), tol - worst
     else:
         M = solve_readout_float(con.Z, Y_target)
-        decision = Decision.TRUE if rank_ok else Decision.FALSE if clash is not None else Decision.UNDECIDED
+        decision = memorization_decision(cert.decision, None, clash)
         if rank_ok:
             method = "arb balls (rank) + float64 (readout residual, reported)"
         if clash is not None:
