@@ -89,7 +89,8 @@ def _registered(sid: str, contexts: np.ndarray, queries: np.ndarray, *, samples:
     reading: its verdict, exact reading and verdict at the data's precision."""
     inst = from_arrays(contexts, queries, H=1, kind="real tokens", source="model tokens", seed=seed,
                        reading="dtype")
-    ev = get(sid).check(inst, seed=seed, samples=samples, exhaustive_limit=1000)
+    # samples >= 1: the engine's subset_robustness has nothing to certify after screening no subset
+    ev = get(sid).check(inst, seed=seed, samples=max(1, samples), exhaustive_limit=1000)
     m = ev.measured if isinstance(ev.measured, dict) else {}
     keep = ("kruskal_lower", "kruskal_upper", "sampled_independent", "exact reading", "at the data's precision",
             "robustness")
@@ -225,7 +226,8 @@ def analyse_layer(contexts: torch.Tensor, queries: torch.Tensor, *, budget: Budg
         out[sid] = {"status": status, "basis": basis, "registered_checker": reg, "precision": r}
         log(f"    {sid}: {status} ({basis})")
     cap = min(T, d)
-    gp: dict = {"k": cap, "registered_checker": _registered("definition2", E32, Q32, samples=0, seed=seed)}
+    gp: dict = {"k": cap, "registered_checker": _registered("definition2", E32, Q32, samples=budget.exact_samples,
+                                                            seed=seed)}
     U = Q / np.linalg.norm(Q, axis=1, keepdims=True)
     s = np.linalg.svd(U, compute_uv=False)
     tau_cap = tolerance_of(sample, (cap, d))

@@ -105,3 +105,14 @@ def test_combine_keeps_exact_and_precision_failures_apart():
     status, basis = combine({"at the data's precision": "fails", "robustness": rob, "examples": 256}, screen)
     assert status == "fails" and basis.startswith("certified at precision") and "exact" not in basis
     assert combine({"at the data's precision": "holds"}, screen) == ("holds", screen["basis"])
+
+
+def test_analyse_layer_with_more_examples_than_dimensions():
+    """T >= d: the all-d-subsets certificate and the registered general-position checker both run
+    (a T >= d layer once crashed the table1 run)."""
+    g = torch.Generator().manual_seed(1)
+    X = torch.randn(40, 3, 8, generator=g)
+    out = analyse_layer(X, X[:, 0], budget=Budget(samples=5, exact_samples=0, kr_samples=2, kr_levels=3),
+                        seed=0, log=lambda s: None, exact_T=20)
+    gp = out["general_position"]
+    assert gp["k"] == 8 and "all_subsets_certificate" in gp and gp["status"] in ("holds", "fails")
