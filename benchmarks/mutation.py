@@ -39,6 +39,7 @@ SCRATCH = Path(os.environ.get("MUTATION_WORKDIR", "/tmp/mha-verify-mutation"))
 T = "tests/"
 SOUND = [T + "soundness/test_planted_false.py", T + "soundness/test_always_true.py",
          T + "soundness/test_issue9_reproductions.py"]
+DECIDE = T + "soundness/test_decisions.py"
 # target -> (module, tests that exercise it)
 TARGETS: dict[str, tuple[str, list[str]]] = {
     "compare": ("verifier/arith/compare.py", [T + "verifier/arith/test_compare.py",
@@ -59,7 +60,7 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
                 + SOUND[:1]),
     "independence": ("verifier/arith/independence.py", [T + "verifier/arith/test_independence.py",
                                                         T + "verifier/arith/test_kruskal.py"] + SOUND[:1]),
-    "rank_caps": ("verifier/arith/rank_caps.py", [T + "proofs/mahdavi2024/test_proposition1_rank_induction.py",
+    "rank_caps": ("verifier/arith/rank_caps.py", [DECIDE, T + "proofs/mahdavi2024/test_proposition1_rank_induction.py",
                                                   T + "proofs/mahdavi2024/test_theorem1_memorization.py"] + SOUND[:2]),
     "float_certificates": ("verifier/arith/float_certificates.py", [T + "verifier/arith/test_float_certificates.py",
                                                                     T + "verifier/arith/test_rank_float.py"]
@@ -73,15 +74,15 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
     "appendixB2": ("proofs/mahdavi2024/appendixB2_finite_scaling.py",
                    [T + "proofs/mahdavi2024/test_appendixB2_finite_scaling.py"] + SOUND[2:]),
     "proposition1": ("proofs/mahdavi2024/proposition1_rank_induction.py",
-                     [T + "proofs/mahdavi2024/test_proposition1_rank_induction.py"] + SOUND[:2]),
+                     [DECIDE, T + "proofs/mahdavi2024/test_proposition1_rank_induction.py"] + SOUND[:2]),
     "theorem1": ("proofs/mahdavi2024/theorem1_memorization.py",
-                 [T + "proofs/mahdavi2024/test_theorem1_memorization.py"] + SOUND),
+                 [DECIDE, T + "proofs/mahdavi2024/test_theorem1_memorization.py"] + SOUND),
     "step2": ("proofs/mahdavi2024/step2_linear_readout.py",
               [T + "proofs/mahdavi2024/test_step2_linear_readout.py", T + "proofs/mahdavi2024/test_appendixC_skip_connection.py"]),
     "proposition2": ("proofs/mahdavi2024/proposition2_shared_context_cap.py",
-                     [T + "proofs/mahdavi2024/test_proposition2_shared_context_cap.py"]),
+                     [DECIDE, T + "proofs/mahdavi2024/test_proposition2_shared_context_cap.py"]),
     "proposition5": ("proofs/mahdavi2024/proposition5_sum_constant_cap.py",
-                     [T + "proofs/mahdavi2024/test_proposition5_sum_constant_cap.py"]),
+                     [DECIDE, T + "proofs/mahdavi2024/test_proposition5_sum_constant_cap.py"]),
 }
 
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 35: "suspicious",
@@ -143,18 +144,46 @@ def run_target(name: str, max_children: int) -> dict:
             "survivors": survivors, "seconds": round(seconds, 1)}
 
 
+def _changed_lines(diff: str) -> tuple[list[str], list[str]]:
+    minus = [ln[1:].strip() for ln in diff.splitlines() if ln.startswith("-") and not ln.startswith("---")]
+    plus = [ln[1:].strip() for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    return minus, plus
+
+
+def classify(survivor: dict) -> str:
+    """'message-only' when the mutant only rewrites the arguments of a raised
+    exception (its text: the verdict cannot depend on it); else 'open'."""
+    minus, plus = _changed_lines(survivor.get("diff", ""))
+    if minus and plus and all(m.startswith("raise ") for m in minus + plus):
+        if {m.split("(")[0] for m in minus} == {p.split("(")[0] for p in plus}:
+            return "message-only"
+    return "open"
+
+
 def summary() -> str:
-    rows = ["| target | module | generated | killed | survived | other | seconds |", "|---|---|---|---|---|---|---|"]
+    rows = ["| target | module | generated | killed | timeout | survived: message-only | survived: open | "
+            "other | seconds |", "|---|---|---|---|---|---|---|---|---|"]
+    open_rows = []
     for f in sorted(OUT.glob("*.json")):
         r = json.loads(f.read_text())
         if "counts" not in r:
-            rows.append(f"| {r['target']} | {r['module']} | error | | | | |")
+            rows.append(f"| {r['target']} | {r['module']} | error | | | | | | |")
             continue
         c = r["counts"]
-        other = sum(v for k, v in c.items() if k not in ("killed", "survived"))
+        surv = [x for x in r["survivors"] if x["status"] == "survived"]
+        msg = sum(classify(x) == "message-only" for x in surv)
+        other = sum(v for k, v in c.items() if k not in ("killed", "survived", "timeout"))
         rows.append(f"| {r['target']} | `{r['module']}` | {r['generated']} | {c.get('killed', 0)} | "
-                    f"{c.get('survived', 0)} | {other} | {r['seconds']} |")
-    return "\n".join(rows) + "\n"
+                    f"{c.get('timeout', 0)} | {msg} | {len(surv) - msg} | {other} | {r['seconds']} |")
+        for x in r["survivors"]:
+            if x["status"] != "killed" and classify(x) == "open":
+                minus, plus = _changed_lines(x["diff"])
+                open_rows.append(f"| {x['status']} | `{x['mutant'].split('.')[-1]}` | `{' / '.join(minus)[:90]}` -> "
+                                 f"`{' / '.join(plus)[:90]}` |")
+    text = "\n".join(rows) + "\n"
+    if open_rows:
+        text += "\n| status | mutant | change |\n|---|---|---|\n" + "\n".join(open_rows) + "\n"
+    return text
 
 
 def main(argv=None) -> int:
