@@ -58,13 +58,13 @@ import itertools
 import math
 
 import numpy as np
-from flint import fmpq
+from flint import fmpq, fmpq_mat
 
 from verifier.arith.compare import Decision, workprec
 from verifier.arith.exact import exact_rank, to_fmpq_mat
 from verifier.arith.rank import certify_rank_lower_bound
 from verifier.arith.structure import ball_contains_rational
-from verifier.data.instances import from_arrays, rng_for, sinusoidal_encoding
+from verifier.data.instances import from_arrays, make_instance, rng_for, sinusoidal_encoding
 from verifier.model.mha import Weights, forward
 from verifier.model.mha_balls import forward_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude, hypothesis_from_evidence
@@ -99,16 +99,18 @@ def layer_inputs(instance) -> tuple[np.ndarray, np.ndarray]:
     return contexts, queries
 
 
-def exact_layer_outputs(instance) -> tuple[list, list]:
+def exact_layer_outputs(instance, *, skip: bool = True) -> tuple[list, list]:
     """The uniform-attention layer over Q: output queries e + E^T 1/n and
-    output contexts (I + 1 1^T / n) E (Eqs. 30-31)."""
+    output contexts (I + 1 1^T / n) E (Eqs. 30-31); without the skip
+    connection (a negative control) E^T 1/n and (1 1^T / n) E."""
     n = instance.n
-    queries = []
+    queries, contexts = [], []
     for t in range(instance.T):
         E = to_fmpq_mat(instance.contexts[t])
         mean = [sum((E[i, j] for i in range(n)), fmpq(0)) / n for j in range(instance.d)]
-        queries.append([fmpq(*float(x).as_integer_ratio()) + m for x, m in zip(instance.queries[t], mean)])
-    contexts = [build_shifted_tokens(instance.contexts[t], 1) for t in range(instance.T)]
+        own = [fmpq(*float(x).as_integer_ratio()) for x in instance.queries[t]] if skip else [fmpq(0)] * len(mean)
+        queries.append([x + m for x, m in zip(own, mean)])
+        contexts.append(build_shifted_tokens(instance.contexts[t], 1) if skip else fmpq_mat(n, instance.d, mean * n))
     return queries, contexts
 
 
@@ -138,9 +140,10 @@ def _ball_conclusion(Y, instance, *, prec: int) -> tuple[Decision, dict]:
 
 
 @statement("proposition4", H=1, n=3, d=6, T=8, context="pe", degenerate="cls-queries")
-def check_proposition4(instance, *, prec: int = 128, seed: int = 0, W_K=None, W_Q=None,
+def check_proposition4(instance, *, prec: int = 128, seed: int = 0, W_K=None, W_Q=None, skip: bool = True,
                        exhaustive_limit: int = EXHAUSTIVE_LIMIT, samples: int = SAMPLES, **options) -> Evidence:
-    """Assumptions 2-3 in => Assumptions 1-2 out, for the trivial layer."""
+    """Assumptions 2-3 in => Assumptions 1-2 out, for the trivial layer (``skip=False``:
+    the false variant without the skip connection, a negative control)."""
     n, T = instance.n, instance.T
     layer = build_trivial_layer(instance.H, instance.d, instance.d_h if W_K is None else np.shape(W_K)[2],
                                 W_K=W_K, W_Q=W_Q)
@@ -155,11 +158,11 @@ def check_proposition4(instance, *, prec: int = 128, seed: int = 0, W_K=None, W_
     before = check_assumption1(instance, prec=prec, seed=seed)
     contexts, queries = layer_inputs(instance)
     with workprec(prec):
-        Y = forward_ball(contexts, queries, layer, skip=True)
-    Yf = forward(contexts, queries, layer, skip=True)
+        Y = forward_ball(contexts, queries, layer, skip=skip)
+    Yf = forward(contexts, queries, layer, skip=skip)
     certs, measured = [], {"Assumption 1 before the layer": before.verdict}
     if trivial:
-        out_q, out_c = exact_layer_outputs(instance)
+        out_q, out_c = exact_layer_outputs(instance, skip=skip)
         inside = all(ball_contains_rational(Y[t * (n + 1), j], out_q[t][j])
                      for t in range(T) for j in range(instance.d)) and \
             all(ball_contains_rational(Y[t * (n + 1) + 1 + i, j], out_c[t][i, j])
@@ -215,6 +218,13 @@ def build_dominant_token_instance(*, T: int = 5, n: int = 3, d: int = 6, seed: i
     E[:, 0, :] = 4.0 * u
     q = np.round(rng.standard_normal(d) * 8) / 8 + pe[0]
     return from_arrays(E, np.broadcast_to(q, (T, d)).copy(), H=1, d_h=1, kind="dominant-token", seed=seed), u, q
+
+
+@negative_control("proposition4", "no skip connection: every output token is the mean, output contexts have "
+                  "exact rank 1 < n", expect=("refuted",))
+def control_proposition4_without_skip(*, prec: int = 128, seed: int = 0) -> Evidence:
+    inst = make_instance(H=1, n=3, d=6, T=5, context="pe", degenerate="cls-queries", seed=seed)
+    return check_proposition4(inst, prec=prec, seed=seed, skip=False)
 
 
 @negative_control("proposition4", "W^h = c u q^T != 0 (c huge): every query attends to the shared first "

@@ -80,3 +80,12 @@ def test_a_certificate_that_always_says_true_is_caught(name, monkeypatch):
     assert all(check() for check in checks), f"{name}: the checks fail even unpatched"
     monkeypatch.setattr(target, replacement)
     assert not all(check() for check in checks), f"{name} always TRUE: no control or planted case noticed"
+
+
+def test_every_statement_of_the_first_paper_has_a_control_it_must_refute():
+    """Item 7: a control refuted by the computation that decides 'verified'
+    (hypotheses-unmet controls alone never reach it)."""
+    reg = registry.load_all()
+    missing = [sid for sid, st in reg.items() if st.implemented and registry.paper_of(sid).key == "mahdavi2024"
+               and not any("refuted" in c.expect for c in st.controls)]
+    assert not missing, missing

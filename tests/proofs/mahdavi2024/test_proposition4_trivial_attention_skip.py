@@ -79,3 +79,10 @@ def test_adversarial_instance_meets_the_input_assumptions():
     inst, u, q = build_dominant_token_instance(seed=3)
     ev = check_proposition4(inst)  # with W^h = 0 the proposition applies and holds
     assert ev.verdict == "verified" and all(h.status == "certified" for h in ev.hypotheses)
+
+
+def test_without_the_skip_connection_the_exact_ranks_refute():
+    from proofs.mahdavi2024.proposition4_trivial_attention_skip import control_proposition4_without_skip
+    ev = control_proposition4_without_skip()
+    assert ev.verdict == "refuted" and ev.certified
+    assert ev.measured["Assumption 2 after (min output context rank)"] == 1
