@@ -183,15 +183,19 @@ def capacity_probe(scale: str, seed: int) -> Outcome:
     gp = [(r, b) for r, b in zip(rows, best) if r["context"] == "uniform"]
     status, _ = _decide([b >= r["conjecture_H(d-1)+1"] for r, b in gp])
     over = [r for r in rows if r["above_proven_cap"]]
-    beyond = sum(b == r["H"] * r["d"] and b > r["conjecture_H(d-1)+1"] for r, b in gp)
+    hd = sum(b == r["H"] * r["d"] for r, b in gp)
+    above = [(r, b) for r, b in gp if r["H"] * r["d"] > r["conjecture_H(d-1)+1"]]  # H >= 2
+    beyond = sum(b > r["conjecture_H(d-1)+1"] for r, b in above)
     at_cap = {k: sum(b == min(r["caps"].values()) for r, b in zip(rows, best) if r["context"] == k)
               for k in ("shared", "sumconst")}
     total = {k: sum(r["context"] == k for r in rows) for k in ("shared", "sumconst")}
     why = (f"general position: certified T >= H(d-1)+1 on {sum(b >= r['conjecture_H(d-1)+1'] for r, b in gp)} of "
-           f"{len(gp)} settings, and T = Hd (above the conjectured H(d-1)+1: every readout-solvable set the "
-           f"columns allow) on {beyond} of {len(gp)}; shared contexts reach Prop. 2's cap H(n-1)+1 on "
-           f"{at_cap['shared']} of {total['shared']}, sum-constant tokens Prop. 5's H(d-1)+1 on "
+           f"{len(gp)} settings; T = Hd (all the columns of Z) on {hd} of {len(gp)}, i.e. above the conjectured "
+           f"H(d-1)+1 on {beyond} of the {len(above)} settings with H >= 2; shared contexts reach Prop. 2's cap "
+           f"H(n-1)+1 on {at_cap['shared']} of {total['shared']}, sum-constant tokens Prop. 5's H(d-1)+1 on "
            f"{at_cap['sumconst']} of {total['sumconst']}")
+    if not over:
+        why += "; no certified T above a proven cap"
     if over:
         status = "not reproduced"
         why = (f"REFUTATION of a proven cap on {len(over)} setting(s): "

@@ -158,9 +158,13 @@ def _per_example_loss(out, y, task):
     return ((out - y) ** 2).mean(-1)
 
 
-def evaluate(model, Xq, C, Y, ds, T, task, *, chunk: int = 2048):
-    """Mean loss, accuracy (classification) and MSE over each run's T examples."""
+def evaluate(model, Xq, C, Y, ds, T, task, *, chunk: int | None = None):
+    """Mean loss, accuracy (classification) and MSE over each run's T examples, in chunks
+    of examples small enough that the largest activation stays near 2^27 floats."""
     M, Tm = len(T), int(T.max())
+    if chunk is None:
+        width = max(model.head_mask.shape[1] * C.shape[-2], C.shape[-2] * C.shape[-1] if C.dim() == 4 else 1)
+        chunk = max(16, 2**27 // (M * width))
     loss = torch.zeros(M, device=Xq.device)
     hits = torch.zeros(M, device=Xq.device)
     with torch.no_grad():
@@ -177,40 +181,82 @@ def evaluate(model, Xq, C, Y, ds, T, task, *, chunk: int = 2048):
     return loss, (hits / T if task == "classification" else None)
 
 
+class Job:
+    """The state of one batched job: data on the device, the model, Adam's moments, each
+    run's sampling stream; :meth:`step` is one training step of every run."""
+
+    def __init__(self, datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe: Recipe,
+                 embedding: bool = True, device=None):
+        if recipe.task not in TASKS:
+            raise InvalidInstance(f"unknown task {recipe.task!r}; choose from {', '.join(TASKS)}")
+        if not runs:
+            raise InvalidInstance("no runs")
+        for r in runs:
+            if not 0 <= r.dataset < len(datasets) or not 1 <= r.T <= datasets[r.dataset].T:
+                raise InvalidInstance(f"run {r}: dataset index or T out of range")
+        self.device = device = torch.device(device) if device is not None else default_device()
+        self.runs, self.recipe, self.task, self.M = runs, recipe, recipe.task, len(runs)
+        Xq, C, self.Y = _stack(datasets, recipe.task, device)
+        self.Xq, self.C = Xq, C[..., :max(datasets[r.dataset].n for r in runs), :]  # tokens no run uses
+        self.ds = torch.tensor([r.dataset for r in runs], device=device)
+        self.T = torch.tensor([r.T for r in runs], device=device)
+        self.total = torch.tensor([float(recipe.steps(r.T)) for r in runs], device=device)
+        self.model = BatchedAttention(d_in=Xq.shape[-1], d=Xq.shape[-1], d_out=d_out, H=[r.H for r in runs],
+                                      n=[datasets[r.dataset].n for r in runs], d_h=[r.d_h for r in runs],
+                                      seeds=[r.seed for r in runs], embedding=embedding, device=device)
+        self.params = list(self.model.parameters())
+        self.m1 = [torch.zeros_like(p) for p in self.params]
+        self.m2 = [torch.zeros_like(p) for p in self.params]
+        self.Tm, self.B = int(self.T.max()), min(recipe.batch, int(self.T.max()))
+        self.gens = [torch.Generator().manual_seed(_sampling_seed(r)) for r in runs]  # each run its own stream
+        self.perm = torch.arange(self.Tm, device=device).repeat(self.M, 1)  # T <= batch: the whole set
+        for m in range(self.M):
+            self._reshuffle(m)
+        self.ptr = torch.zeros(self.M, dtype=torch.long, device=device)
+
+    def _reshuffle(self, m: int) -> None:
+        if self.runs[m].T > self.B:
+            self.perm[m, :self.runs[m].T] = torch.randperm(self.runs[m].T, generator=self.gens[m]).to(self.device)
+
+    def step(self, step: int, active) -> None:
+        """Training step ``step`` (1-based) of every run; runs not ``active`` get lr 0."""
+        M, B, T, ds = self.M, self.B, self.T, self.ds
+        idx = self.ptr[:, None] + torch.arange(B, device=self.device)[None, :]
+        valid = (idx < T[:, None]).float()
+        ex = self.perm.gather(1, idx.clamp(max=self.Tm - 1))
+        ctx = self.C[ds] if self.C.dim() == 3 else self.C[ds[:, None], ex]
+        per = _per_example_loss(self.model(self.Xq[ds[:, None], ex], ctx), self.Y[ds[:, None], ex], self.task)
+        loss = ((per * valid).sum(1) / valid.sum(1)).sum()
+        for p in self.params:
+            p.grad = None
+        loss.backward()
+        lr = self.recipe.lr * lr_factor(torch.tensor(float(step - 1), device=self.device), self.total,
+                                        self.recipe.warmup) * active
+        b1t, b2t = 1 - BETAS[0] ** step, 1 - BETAS[1] ** step
+        with torch.no_grad():  # Adam; a stopped run has lr 0 (its moments no longer matter)
+            for p, a, b in zip(self.params, self.m1, self.m2):
+                a.mul_(BETAS[0]).add_(p.grad, alpha=1 - BETAS[0])
+                b.mul_(BETAS[1]).addcmul_(p.grad, p.grad, value=1 - BETAS[1])
+                step_size = (lr / b1t).view((M,) + (1,) * (p.dim() - 1))
+                p.sub_(step_size * a / (b.div(b2t).sqrt_().add_(ADAM_EPS)))
+            self.ptr += B
+            ended = (self.ptr >= T).nonzero().flatten().tolist()
+            for m in ended:
+                self._reshuffle(m)
+            if ended:
+                self.ptr[ended] = 0
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+    def evaluate(self):
+        return evaluate(self.model, self.Xq, self.C, self.Y, self.ds, self.T, self.task)
+
+
 def train_panel(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe: Recipe = Recipe(),
                 embedding: bool = True, device=None, keep_model: bool = False) -> PanelResult:
     """Train every run of ``runs`` at once; see the module docstring."""
-    if recipe.task not in TASKS:
-        raise InvalidInstance(f"unknown task {recipe.task!r}; choose from {', '.join(TASKS)}")
-    if not runs:
-        raise InvalidInstance("no runs")
-    for r in runs:
-        if not 0 <= r.dataset < len(datasets) or not 1 <= r.T <= datasets[r.dataset].T:
-            raise InvalidInstance(f"run {r}: dataset index or T out of range")
-    device = torch.device(device) if device is not None else default_device()
-    task, M = recipe.task, len(runs)
-    Xq, C, Y = _stack(datasets, task, device)
-    C = C[..., :max(datasets[r.dataset].n for r in runs), :]  # tokens no run uses
-    ds = torch.tensor([r.dataset for r in runs], device=device)
-    T = torch.tensor([r.T for r in runs], device=device)
-    total = torch.tensor([float(recipe.steps(r.T)) for r in runs], device=device)
-    model = BatchedAttention(d_in=Xq.shape[-1], d=Xq.shape[-1], d_out=d_out, H=[r.H for r in runs],
-                             n=[datasets[r.dataset].n for r in runs], d_h=[r.d_h for r in runs],
-                             seeds=[r.seed for r in runs], embedding=embedding, device=device)
-    params = list(model.parameters())
-    m1 = [torch.zeros_like(p) for p in params]
-    m2 = [torch.zeros_like(p) for p in params]
-    Tm, B = int(T.max()), min(recipe.batch, int(T.max()))
-    gens = [torch.Generator().manual_seed(_sampling_seed(r)) for r in runs]  # each run its own stream
-    perm = torch.arange(Tm, device=device).repeat(M, 1)  # T <= batch: every step the whole set, in order
-
-    def reshuffle(m):
-        perm[m, :runs[m].T] = torch.randperm(runs[m].T, generator=gens[m]).to(device)
-
-    for m in range(M):
-        if runs[m].T > B:
-            reshuffle(m)
-    ptr = torch.zeros(M, dtype=torch.long, device=device)
+    job = Job(datasets, runs, d_out=d_out, recipe=recipe, embedding=embedding, device=device)
+    device, M, task, model, total = job.device, job.M, job.task, job.model, job.total
     active = torch.ones(M, dtype=torch.bool, device=device)
     best = {"loss": torch.full((M,), float("inf"), device=device), "acc": torch.zeros(M, device=device),
             "step": torch.zeros(M, device=device)}
@@ -220,38 +266,12 @@ def train_panel(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe:
     while bool(active.any()):
         step += 1
         ts, tc = time.perf_counter(), time.process_time()
-        idx = ptr[:, None] + torch.arange(B, device=device)[None, :]
-        valid = (idx < T[:, None]).float()
-        ex = perm.gather(1, idx.clamp(max=Tm - 1))
-        xq = Xq[ds[:, None], ex]
-        ctx = C[ds] if C.dim() == 3 else C[ds[:, None], ex]
-        per = _per_example_loss(model(xq, ctx), Y[ds[:, None], ex], task)
-        loss = ((per * valid).sum(1) / valid.sum(1)).sum()
-        for p in params:
-            p.grad = None
-        loss.backward()
-        lr = recipe.lr * lr_factor(torch.tensor(float(step - 1), device=device), total, recipe.warmup) * active
-        b1t, b2t = 1 - BETAS[0] ** step, 1 - BETAS[1] ** step
-        with torch.no_grad():  # Adam; a stopped run has lr 0 (its moments no longer matter)
-            for p, a, b in zip(params, m1, m2):
-                a.mul_(BETAS[0]).add_(p.grad, alpha=1 - BETAS[0])
-                b.mul_(BETAS[1]).addcmul_(p.grad, p.grad, value=1 - BETAS[1])
-                step_size = (lr / b1t).view((M,) + (1,) * (p.dim() - 1))
-                p.sub_(step_size * a / (b.div(b2t).sqrt_().add_(ADAM_EPS)))
-            ptr += B
-            ended = (ptr >= T).nonzero().flatten().tolist()
-            for m in ended:
-                if runs[m].T > B:
-                    reshuffle(m)
-            if ended:
-                ptr[ended] = 0
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
+        job.step(step, active)
         train_seconds += time.perf_counter() - ts
         train_cpu += time.process_time() - tc
         last = active & (step >= total)
         if step % recipe.eval_every == 0 or bool(last.any()):
-            ev_loss, ev_acc = evaluate(model, Xq, C, Y, ds, T, task)
+            ev_loss, ev_acc = job.evaluate()
             full = (ev_acc >= 1.0) & active if ev_acc is not None else torch.zeros_like(active)
             better = active & ((ev_loss < best["loss"]) | full)
             best["loss"] = torch.where(better, ev_loss, best["loss"])
@@ -281,6 +301,24 @@ def train_panel(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe:
         out.append(row)
     return PanelResult(out, step, seconds, train_seconds / max(step, 1), train_cpu / max(step, 1), str(device),
                        asdict(recipe), model if keep_model else None)
+
+
+def step_cost(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe: Recipe, embedding: bool = True,
+              device=None, steps: int = 2) -> dict:
+    """What one training step of this batched job costs, measured: floating-point operations
+    (torch's FlopCounterMode, matrix products only), wall and process CPU seconds per step
+    (after one warm-up step), for a GPU estimate."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    job = Job(datasets, runs, d_out=d_out, recipe=recipe, embedding=embedding, device=device)
+    active = torch.ones(job.M, dtype=torch.bool, device=job.device)
+    with FlopCounterMode(display=False) as fc:
+        job.step(1, active)
+    t0, c0 = time.perf_counter(), time.process_time()
+    for k in range(steps):
+        job.step(k + 2, active)
+    return {"flops_per_step": int(fc.get_total_flops()), "seconds_per_step": (time.perf_counter() - t0) / steps,
+            "cpu_seconds_per_step": (time.process_time() - c0) / steps, "runs": job.M, "device": str(job.device)}
 
 
 def train_runs(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe: Recipe = Recipe(),

@@ -43,16 +43,16 @@ def _caps(ax, out, xs):
     if out["task"] != "classification":
         return
     cons = out["constructive"]
+    if out["context"] == "shared":
+        ax.plot(xs, [at(x, "H") * (at(x, "n") - 1) + 1 for x in xs], color="0.6", lw=4, alpha=0.6, zorder=0,
+                label="Prop. 2 cap H(n-1)+1 (rank Z)")
     cx = [c[key] for c in cons]
     cy = [c["count"] for c in cons]
     ax.plot(cx, cy, "k-", lw=1.2, label="construction H(r-1)+1")
     done = [(x, y) for x, y, c in zip(cx, cy, cons) if c["certified"]]
     if done:
         ax.plot(*zip(*done), "ko", ms=5, label="  certified on this data (arb)")
-    if out["context"] == "shared":
-        ax.plot(xs, [at(x, "H") * (at(x, "n") - 1) + 1 for x in xs], "k--", lw=0.9,
-                label="Prop. 2 cap H(n-1)+1 (rank Z)")
-    else:
+    if out["context"] != "shared":
         d = fixed["d"]
         ax.plot(xs, [at(x, "H") * d for x in xs], "k--", lw=0.9, label="Hd (columns of Z)")
         ax.plot(xs, [at(x, "H") * (d - 1) + 1 for x in xs], "k-.", lw=0.9, label="App. I.1 conjecture H(d-1)+1")

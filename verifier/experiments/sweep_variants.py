@@ -73,7 +73,8 @@ def fig5(scale: str, seed: int) -> Outcome:
     tests = {k: {T: ms.monotone(c, increasing=False) for T, c in o["curves"].items()} for k, o in outs.items()}
     passes = [t["passes"] for per in tests.values() for t in per.values() if t["informative"]]
     status, why = ms.decide(passes)
-    detail = "; ".join(f"{k}, T={T}: MSE change {t['overall_change']:+.2e} (significant: {t['change_significant']})"
+    detail = "; ".join(f"vs {k}, T={T}: MSE {outs[k]['curves'][T]['mean'][0]:.2e} -> {outs[k]['curves'][T]['mean'][-1]:.2e}"
+                       f" (fall significant: {t['change_significant']}, no rise beyond noise: {t['no_significant_drop']})"
                        for k, per in tests.items() for T, t in per.items())
     png = sweep_figure([(outs["H"], None, "MSE vs H"), (outs["n"], None, "MSE vs n")],
                        "Fig. 5: regression, shared context (MSE at fixed T, log scale)")

@@ -93,7 +93,8 @@ def run_sweep(cfg: Sweep, *, seed: int = 0, device=None) -> dict:
     for v, c in zip(cfg.values, cons):
         c[cfg.key] = v
     out = {"key": cfg.key, "values": list(cfg.values), "T": list(cfg.T), "seeds": list(seeds),
-           "fixed": {k: getattr(cfg, k) for k in ("H", "n", "d_h", "d") if k != cfg.key},
+           "fixed": {k: v for k, v in (("H", cfg.H), ("n", cfg.n), ("d_h", cfg.d if cfg.d_h is None else cfg.d_h),
+                                       ("d", cfg.d)) if k != cfg.key},
            "context": cfg.context, "task": cfg.task, "classes": cfg.classes, "recipe": panel.recipe,
            "curves": curves(rows, cfg.key, value),
            "count_curves": curves(rows, cfg.key, "memorized") if cfg.task == "classification" else None,

@@ -217,3 +217,16 @@ def test_index_html_renders_in_headless_chromium(quick_runs, tmp_path):
         assert im.size[0] > 100 and im.size[1] > 100
     console = [line for line in proc.stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
     assert not console, console
+
+
+def test_quick_report_runs_every_experiment(quick_runs):
+    from verifier.experiments import catalogue
+
+    out, _ = quick_runs[0]
+    exps = results(out)["experiments"]
+    assert exps["scale"] == "quick" and set(catalogue.load_all()) <= set(exps)
+    for eid in catalogue.load_all():
+        assert exps[eid]["status"] in catalogue.STATUSES and exps[eid]["criterion"]
+        for f in exps[eid]["figures"]:
+            assert (out / f["file"]).read_bytes()[:4] == b"\x89PNG"
+    assert "## Experiments" in (out / "REPORT.md").read_text()

@@ -1,0 +1,53 @@
+"""verifier/report/experiments.py: every registered experiment shown with its criterion and status."""
+import json
+
+import pytest
+
+from verifier.experiments import catalogue
+from verifier.experiments.plots import _pyplot, png
+from verifier.report import experiments as rexp
+
+
+@pytest.fixture
+def demo(monkeypatch):
+    monkeypatch.setattr(catalogue, "MODULES", ())
+    monkeypatch.setattr(catalogue, "EXPERIMENTS", {})
+    fig, _ = _pyplot().subplots()
+    picture = png(fig)
+
+    @catalogue.experiment("demo_ok", claim="one plus one is two", criterion="the sum equals 2")
+    def ok(scale, seed):
+        return catalogue.Outcome("reproduced", "the sum is 2", measured={"sum": 2, "seconds": 0.1},
+                                 figures=(catalogue.Figure("demo", "Demo", "a caption", picture),))
+
+    @catalogue.experiment("demo_missing", claim="c", criterion="k", requires=("no_such_package_xyz",))
+    def missing(scale, seed):
+        raise AssertionError("never runs")
+
+    @catalogue.experiment("demo_broken", claim="c", criterion="k")
+    def broken(scale, seed):
+        raise RuntimeError("boom")
+
+
+def test_section_lists_every_experiment_with_its_status(demo, tmp_path):
+    sec = rexp.run_experiments(tmp_path, mode="quick", seed=3)
+    rows = sec["experiments"]
+    assert list(rows) == ["demo_ok", "demo_missing", "demo_broken"]
+    assert rows["demo_ok"]["status"] == "reproduced" and rows["demo_ok"]["criterion"] == "the sum equals 2"
+    assert rows["demo_ok"]["scale"] == "quick" and rows["demo_ok"]["seed"] == 3
+    assert rows["demo_missing"]["status"] == "skipped" and "pip install" in rows["demo_missing"]["why"]
+    assert rows["demo_broken"]["status"] == "error" and "boom" in rows["demo_broken"]["why"]
+    assert rexp.has_error(sec)
+    assert (tmp_path / "figures" / "experiment_demo.png").read_bytes()[:4] == b"\x89PNG"
+    json.dumps(rexp.results_entry(sec))  # plain JSON
+    md = rexp.markdown_section(sec)
+    assert "## Experiments" in md and "the sum equals 2" in md and "figures/experiment_demo.png" in md
+    page = rexp.insert_html("<html><body><p>x</p></body></html>", sec)
+    assert page.index("Experiments") < page.index("</body>") and "data:image/png;base64," in page
+    assert rexp.run_experiments(tmp_path, mode="quick", seed=0, only=())["experiments"] == {}
+
+
+def test_registered_experiments_state_claim_and_criterion():
+    exps = catalogue.load_all()
+    for eid in ("fig2a", "fig2b", "fig2c", "fig3", "fig4", "fig5", "capacity_probe"):
+        assert eid in exps and len(exps[eid].claim) > 20 and len(exps[eid].criterion) > 40
