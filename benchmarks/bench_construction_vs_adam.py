@@ -9,7 +9,8 @@ so both sides solve the same problem; the largest size is the paper's Fig. 2 set
 H = 20, n = 32: T = 621.  Measured in one run, per size:
 
 * construction: Prop. 1's key/query weights, the least-squares readout (Step 2) and a
-  float64 forward pass, until max |yhat - y| <= 1e-9 (the time of that whole path);
+  float64 forward pass, until max |yhat - y| <= 1e-9 (the time of that whole path; up to
+  3 rounds of iterative refinement of the readout when the first solve misses 1e-9);
 * Adam: the same layer in float32, full batch, from the engine's initialisation, learning
   rates 1e-3 (the paper's) and 1e-2 as two runs of one batched job, until max |yhat - y|
   <= 1e-3 at a check (every 25 steps, checks included in the time) or the budget
@@ -35,7 +36,7 @@ from verifier.model.mha_torch import forward_torch
 from verifier.statements.registry import get_construction
 
 SIZES = [(1, 8), (2, 16), (4, 16), (5, 32), (10, 32), (20, 32)]
-D, TOL_CONSTRUCTION, TOL_ADAM, LRS, CHECK = 64, 1e-9, 1e-3, (1e-3, 1e-2), 25
+D, TOL_CONSTRUCTION, TOL_ADAM, LRS, CHECK, REFINE = 64, 1e-9, 1e-3, (1e-3, 1e-2), 25, 3
 
 
 def construction_time(ds, T: int, H: int, n: int) -> dict:
@@ -44,11 +45,17 @@ def construction_time(ds, T: int, H: int, n: int) -> dict:
     t0 = time.perf_counter()
     con = get_construction("proposition1.key_query_weights")(inst, seed=0)
     M = get_construction("step2.solve_readout_float")(con.Z, y)
-    W_V, W_O, W_D = get_construction("step2.readout")(M, H, D, 1, 1)
-    yhat = forward_torch(inst.contexts, inst.queries, con.W_Q, con.W_K, W_V, W_O, W_D, device="cpu").numpy()
+    rounds = 0
+    while True:
+        W_V, W_O, W_D = get_construction("step2.readout")(M, H, D, 1, 1)
+        yhat = forward_torch(inst.contexts, inst.queries, con.W_Q, con.W_K, W_V, W_O, W_D, device="cpu").numpy()
+        res = float(np.abs(yhat - y).max())
+        if res <= TOL_CONSTRUCTION or rounds == REFINE:
+            break
+        M = M + get_construction("step2.solve_readout_float")(con.Z, y - yhat)  # iterative refinement
+        rounds += 1
     seconds = time.perf_counter() - t0
-    res = float(np.abs(yhat - y).max())
-    return {"seconds": seconds, "max_residual": res, "reached": res <= TOL_CONSTRUCTION}
+    return {"seconds": seconds, "max_residual": res, "reached": res <= TOL_CONSTRUCTION, "refinements": rounds}
 
 
 def adam_time(ds, T: int, H: int, n: int, budget: float) -> dict:
@@ -120,7 +127,7 @@ def main(argv=None) -> int:
         rows.append(row)
         best = ", ".join(f"{k}: " + (f"{v['reached_seconds']:.1f}s" if v["reached_seconds"] is not None
                                      else f"best {v['best_max_residual']:.2e}") for k, v in a["by_lr"].items())
-        print(f"{H:3d} {n:3d} {T:4d} | {c['seconds']:8.3f} ({c['max_residual']:.1e}) | {best} ({a['steps']} steps)"
+        print(f"{H:3d} {n:3d} {T:4d} | {c['seconds']:8.3f} ({c['max_residual']:.1e}{', ' + str(c['refinements']) + ' ref.' if c['refinements'] else ''}) | {best} ({a['steps']} steps)"
               f" | {'>' if not times else ''}{ratio:.0f}", flush=True)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
