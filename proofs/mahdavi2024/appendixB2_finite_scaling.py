@@ -214,7 +214,10 @@ def _step_with_ladder(instance, con, hs, *, prec: int, c_scale) -> dict:
     return res
 
 
-@statement("appendixB2", H=3, n=3, d=5, context="shared")
+@statement("appendixB2",
+           requires=("n < d", "Assumption 1", "Assumption 2"),
+           margin="sigma_min^+(Y_inf) lower bound - a-priori bound on ||Y_c - Y_inf||_2 (worst head)",
+           measure="worst apriori/sigma_min", H=3, n=3, d=5, context="shared")
 def check_appendixB2(instance, *, prec: int = 128, seed: int = 0, c_scale: float | None = None,
                      **options) -> Evidence:
     """``c_scale`` pins c = c_scale x the construction's c (a claim about that c)."""

@@ -41,7 +41,11 @@ from verifier.statements.registry import negative_control, statement
 from .theorem1_memorization import memorize
 
 
-@statement("appendixC", H=3, n=3, d=5, d_out=2, d_v=2)
+@statement("appendixC",
+           requires=("n < d", "d_v >= d_out", "d_out <= d", "T <= H(r-1)+1", "Assumption 1", "Assumption 2"),
+           writes_weights=True,
+           margin="1e-20 max|y| - max |yhat - y| with the skip connection (exact readout, ball)",
+           measure="max |yhat - y| with the exact readout (ball)", H=3, n=3, d=5, d_out=2, d_v=2)
 def check_appendixC(instance, *, prec: int = 128, seed: int = 0, save_weights: str | None = None,
                     **options) -> Evidence:
     return memorize(instance, prec=prec, seed=seed, skip=True, save=save_weights, statement_id="appendixC")

@@ -60,7 +60,8 @@ from verifier.arith.kruskal import KruskalRank, kruskal_rank_at_least
 from verifier.arith.robustness import subset_robustness
 from verifier.data.instances import make_instance
 from verifier.statements.at_precision import at_data_precision
-from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.evidence import Evidence, Step, conclude
+from verifier.statements.hypotheses import n_less_than_d  # noqa: F401 - re-exported for the other modules
 from verifier.statements.registry import negative_control, statement
 
 from .definition1_kruskal_rank import (
@@ -71,12 +72,6 @@ from .definition1_kruskal_rank import (
     kruskal_steps,
     witness_certificate,
 )
-
-
-def n_less_than_d(instance) -> Hypothesis:
-    """The setting's standing hypothesis n < d, read off the shapes."""
-    n, d = instance.n, instance.d
-    return Hypothesis("n < d", "certified" if n < d else "refuted", f"n = {n}, d = {d}")
 
 
 def kruskal_robustness(V, k: int, res: KruskalRank, *, precision, arrays: tuple[str, ...], what: str,

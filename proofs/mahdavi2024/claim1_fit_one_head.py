@@ -99,6 +99,9 @@ def right_inverse(E: np.ndarray, t: int = 0) -> np.ndarray:
         _RIGHT_INVERSES.clear()
     # E^T = Q R (thin QR, d x n): E^+ = Q R^{-T} is the minimum-norm right inverse,
     # E E^+ = R^T Q^T Q R^{-T} = I_n; a tiny |R_ii| means E is rank deficient.
+    if E.shape[0] > E.shape[1]:  # n > d: no right inverse exists
+        raise ConstructionFailed("Claim 1", f"context of example {t} has n = {E.shape[0]} > d = {E.shape[1]} "
+                                 "tokens: rank deficient (Assumption 2 fails)")
     Q, R = np.linalg.qr(E.T)
     diag = np.abs(np.diag(R))
     if not diag.min() > 1e-12 * diag.max():  # relative: scale-invariant
@@ -273,7 +276,9 @@ def exact_fit_decision(contexts, queries, logits, *, prec: int, right_inverse: s
                  "examples": k, "inner dimension (rank W <=)": k, "prec_bits": bits, **(info or {})}
 
 
-@statement("claim1", H=1, n=3, d=5)
+@statement("claim1",
+           requires=("n < d", "Assumption 1", "Assumption 2"),
+           measure="float64 weights: max fit error (factored, certified upper)", H=1, n=3, d=5)
 def check_claim1(instance, *, prec: int = 128, seed: int = 0, tol: float = TOLERANCE,
                  perturb: float = 0.0, right_inverse: str = "pinv", **options) -> Evidence:
     """Claim 1 on the first min(r, T) examples, decided on the exact W.

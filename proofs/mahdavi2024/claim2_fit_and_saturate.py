@@ -239,7 +239,10 @@ def _saturation_c(E, e, saturated, istar, W_star, Wp, eps: float, n: int) -> tup
     return Decision.all(gaps), c_cert
 
 
-@statement("claim2", H=2, n=3, d=5)
+@statement("claim2",
+           requires=("n < d", "Assumption 1", "Assumption 2"),
+           margin="eps - max l1 distance to one-hot off J",
+           measure="max l1 off J (upper)", H=2, n=3, d=5)
 def check_claim2(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3, tol: float = TOLERANCE,
                  c: float | None = None, exhaustive_limit: int = 20000, orthogonalize: bool = True,
                  **options) -> Evidence:

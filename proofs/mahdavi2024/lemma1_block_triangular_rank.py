@@ -23,7 +23,7 @@ Checks
 1. sympy: det [[X, Y], [0, Z]] - det X det Z expands to 0 for symbolic
    blocks X (k1 x k1), Y, Z (k2 x k2), k1 + k2 <= 4 (the step of the proof).
 2. Exact over Q (flint ``fmpq``), on the instance's contexts as blocks
-   (A = E^(1), B = E^(2), C = E^(T)) and on ``trials`` random block
+   (A = E^(1), B = E^(2), C = E^(T), when n d <= 20000) and on ``trials`` random block
    matrices drawn from ``seed``: A and C as products of small integer
    factors (so rank deficient on purpose, rank 0 included), B with rational
    entries.  For each: exact ranks, rank M >= rank A + rank C, and the
@@ -180,11 +180,16 @@ def check_block_rank_inequality(blocks, *, zero_block: bool = True, statement_id
                     data={"all hold": holds})])
 
 
+INSTANCE_ENTRIES = 20000  # n d at most this: the contexts are used as blocks
+
+
 @statement("lemma1", H=1, n=3, d=5, T=3)
 def check_lemma1(instance, *, prec: int = 128, seed: int = 0, trials: int = 24, **options) -> Evidence:
     """Lemma 1 on the instance's contexts as blocks and on ``trials`` random block matrices."""
     E = np.asarray(instance.contexts)
-    blocks = [(E[0], E[min(1, instance.T - 1)], E[-1])]
+    # the instance's contexts as blocks, when exact rank over Q is affordable
+    # (GPT-2's 1024 x 768 contexts are not: the random family still runs)
+    blocks = [(E[0], E[min(1, instance.T - 1)], E[-1])] if instance.n * instance.d <= INSTANCE_ENTRIES else []
     blocks += random_blocks(rng_for(seed, "lemma1"), trials)
     return check_block_rank_inequality(blocks, instance=instance, symbolic=prove_block_triangular_determinant())
 

@@ -185,7 +185,9 @@ def ball_gap(E, e, v, w) -> arb:
     return a[i] - ball_max([a[j] for j in range(len(a)) if j != i])
 
 
-@statement("lemma3", H=1, n=3, d=6, T=6)
+@statement("lemma3",
+           requires=("n < d", "Assumption 2", "|J| < Kruskal rank of the queries"),
+           margin="smallest gap between the two largest entries of E W' e off J (exact)", H=1, n=3, d=6, T=6)
 def check_lemma3(instance, *, prec: int = 128, seed: int = 0, J_size: int | None = None,
                  orthogonalize: bool = True, exhaustive_limit: int = 20000, **options) -> Evidence:
     """Lemma 3 with J = the first ``J_size`` examples (default r - 1)."""

@@ -172,7 +172,8 @@ def saturation_at(b, ap, istar: int, c: float, eps: float, bound: str, claim_eps
     return Decision.all(decs.values()), {"err": err, "bound": bnd, "decisions": decs}
 
 
-@statement("lemma4", H=2, n=3, d=5)
+@statement("lemma4",
+           requires=("E W' e has a unique maximum (gap g > 0)", "Assumption 2"), H=2, n=3, d=5)
 def check_lemma4(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3, multipliers=MULTIPLIERS,
                  eps_from: float = 1.0, bound: str = "lemma4", base: str = "claim1", base_scale: float = 1.0,
                  **options) -> Evidence:

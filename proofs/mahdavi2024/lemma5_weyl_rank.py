@@ -257,11 +257,19 @@ def check_weyl_pairs(pairs, *, strict: bool = True, prec: int = 128, instance=No
         f"rank drops on {fails[0]['pair']}: rank B = {fails[0]['rank B (exact)']} < {fails[0]['rank A']}")
 
 
-@statement("lemma5", H=1, n=3, d=5, T=2)
+INSTANCE_ENTRIES = 20000  # n d at most this: the instance's contexts are used
+
+
+@statement("lemma5",
+           requires=("||A - B||_2 < sigma_min^+(A)",),
+           measure="rank drops", H=1, n=3, d=5, T=2)
 def check_lemma5(instance, *, prec: int = 128, seed: int = 0, count: int = 4, **options) -> Evidence:
     """Lemma 5 on the instance's contexts and a rational family with exact singular structure."""
     rng = rng_for(seed, "lemma5")
-    pairs = instance_pairs(instance, rng) + rational_svd_pairs(rng, count=count)
+    # the instance's contexts when exact arithmetic on them is affordable
+    # (GPT-2's 1024 x 768 contexts are not: the rational family still runs)
+    small = instance.n * instance.d <= INSTANCE_ENTRIES
+    pairs = (instance_pairs(instance, rng) if small else []) + rational_svd_pairs(rng, count=count)
     return check_weyl_pairs(pairs, prec=prec, instance=instance)
 
 

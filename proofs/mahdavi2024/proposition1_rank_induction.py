@@ -168,7 +168,9 @@ def construction_trail(instance, con: Construction) -> list[Step]:
     return steps
 
 
-@statement("proposition1", H=3, n=3, d=5, context="shared")
+@statement("proposition1",
+           requires=("n < d", "Assumption 1", "Assumption 2"),
+           margin="1 - ||I - R A||_inf of the nonsingular-minor certificate", H=3, n=3, d=5, context="shared")
 def check_proposition1(instance, *, prec: int = 128, seed: int = 0, claimed_rank: int | None = None,
                        r: int | None = None, hypotheses: list | None = None, **options) -> Evidence:
     """``r`` and ``hypotheses`` let Remark 1 run the same proof with r = min(n, k, d_h)

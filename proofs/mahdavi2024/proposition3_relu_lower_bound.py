@@ -178,7 +178,9 @@ def prove_reduction_symbolically(n: int = 2, d: int = 3):
     return sp.expand(lifted - small) == 0
 
 
-@statement("proposition3", H=1, n=2, d=3, T=7)
+@statement("proposition3",
+           requires=("n < d",),
+           margin="T - Jacobian rank bound m(d+1)+1", H=1, n=2, d=3, T=7)
 def check_proposition3(instance, *, prec: int = 128, seed: int = 0, m: int | None = None,
                        threshold: int | None = None, **options) -> Evidence:
     """m-unit ReLU nets cannot fit generic labels on the lifted dataset."""

@@ -139,7 +139,8 @@ def _ball_conclusion(Y, instance, *, prec: int) -> tuple[Decision, dict]:
                       "float numerical rank of output queries": int(np.linalg.matrix_rank(mid))}
 
 
-@statement("proposition4", H=1, n=3, d=6, T=8, context="pe", degenerate="cls-queries")
+@statement("proposition4",
+           requires=("Assumption 2", "Assumption 3"), H=1, n=3, d=6, T=8, context="pe", degenerate="cls-queries")
 def check_proposition4(instance, *, prec: int = 128, seed: int = 0, W_K=None, W_Q=None, skip: bool = True,
                        exhaustive_limit: int = EXHAUSTIVE_LIMIT, samples: int = SAMPLES, **options) -> Evidence:
     """Assumptions 2-3 in => Assumptions 1-2 out, for the trivial layer (``skip=False``:

@@ -142,7 +142,10 @@ def exact_readout_residual(instance, W_K, W_Q, *, skip: bool = False, shift_labe
     return decision, worst, rad, M, bits
 
 
-@statement("step2", H=2, n=3, d=5, d_out=2, d_v=3)
+@statement("step2",
+           requires=("d_v >= d_out", "d_out <= d", "rank(Z) = T", "n < d", "Assumption 1", "Assumption 2"),
+           margin="1e-20 max|y| - max |Z M - Y| (ball)",
+           measure="max |Z M - Y| (ball upper bound)", H=2, n=3, d=5, d_out=2, d_v=3)
 def check_step2(instance, *, prec: int = 128, seed: int = 0, readout_perturbation: float = 0.0,
                 **options) -> Evidence:
     T = instance.T

@@ -208,7 +208,12 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
         if clash is not None:
             certs.append({"kind": "identical inputs, different labels: no weights memorize both",
                           "examples": list(clash)})
-    W_V, W_O, W_D = build_readout(M, instance.H, instance.d, instance.d_v, instance.d_out)
+    try:
+        W_V, W_O, W_D = build_readout(M, instance.H, instance.d, instance.d_v, instance.d_out)
+    except ConstructionFailed as exc:  # d_v < d_out or d_out > d: a size hypothesis fails
+        trail.append(Step(f"Readout not assembled: {exc}", "Step 2", {}))
+        return conclude(statement_id, Decision.UNDECIDED, claimed=claimed, measured=measured, hypotheses=hyps,
+                        method=method, prec_bits=prec, certificates=certs, reason=str(exc), trail=trail)
     weights = Weights(con.W_Q, con.W_K, W_V, W_O, W_D)
     yhat = forward(instance.contexts, instance.queries, weights, skip=skip)
     float_res = float(np.abs(yhat - Y).max())
@@ -239,7 +244,11 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
                     margin=margin, certificates=certs, trail=trail, reason=reason)
 
 
-@statement("theorem1", H=3, n=3, d=5)
+@statement("theorem1",
+           requires=("n < d", "d_v >= d_out", "d_out <= d", "T <= H(r-1)+1", "Assumption 1", "Assumption 2"),
+           writes_weights=True,
+           margin="1e-20 max|y| - max |yhat - y| (exact readout, ball)",
+           measure="max |yhat - y| with the exact readout (ball)", H=3, n=3, d=5)
 def check_theorem1(instance, *, prec: int = 128, seed: int = 0, save_weights: str | None = None,
                    force_r: int | None = None, **options) -> Evidence:
     return memorize(instance, prec=prec, seed=seed, save=save_weights, force_r=force_r)

@@ -215,6 +215,9 @@ def conclude(
     certified = bool(certified) and verdict in CERTIFIABLE
     if not reason:
         reason = _default_reason(verdict, conclusion, hyps)
+    elif verdict == "hypotheses-unmet" and not reason.startswith("hypotheses not met"):
+        # the unmet hypothesis is the reason: it leads, the checker's own note follows
+        reason = f"{unmet_reason(hyps)}; {reason}"
     return Evidence(
         statement=statement,
         verdict=verdict,

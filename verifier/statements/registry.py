@@ -86,6 +86,10 @@ class Statement:
     doc: str = ""
     controls: list[NegativeControl] = field(default_factory=list)
     not_checkable: str = ""  # the reason, for a statement no finite instance decides
+    requires: tuple[str, ...] = ()  # hypotheses it needs (verifier.statements.hypotheses)
+    writes_weights: bool = False  # accepts save_weights= (--save-weights)
+    margin: str = ""  # what Evidence.margin measures, in words (the report's column)
+    measure: str = ""  # the key of Evidence.measured the report shows (its largest value)
 
     @property
     def implemented(self) -> bool:
@@ -199,9 +203,17 @@ def paper_of(sid: str) -> Paper:
     return PAPERS[REGISTRY[sid].paper]
 
 
-def statement(sid: str, **defaults):
+def statement(sid: str, *, requires: tuple[str, ...] = (), writes_weights: bool = False, margin: str = "",
+              measure: str = "", **defaults):
     """Register ``check`` as the checker of statement ``sid``; ``defaults``
-    override the CLI's instance options for this statement."""
+    override the CLI's instance options for this statement.
+
+    ``requires``: the hypotheses the statement needs, by name (shape ones
+    such as "n < d" are decided by the runner before the checker runs, see
+    :mod:`verifier.statements.hypotheses`; the others by the checker);
+    ``writes_weights``: the checker accepts ``save_weights=path``;
+    ``margin``: what its Evidence.margin measures; ``measure``: the key of
+    its Evidence.measured the report tabulates (largest over instances)."""
     if sid not in REGISTRY:
         raise KeyError(f"unknown statement id {sid!r}: add it to its paper's catalogue first")
 
@@ -210,6 +222,8 @@ def statement(sid: str, **defaults):
         st.check = fn
         st.module = fn.__module__
         st.defaults = dict(defaults)
+        st.requires, st.writes_weights = tuple(requires), bool(writes_weights)
+        st.margin, st.measure = margin, measure
         mod = importlib.import_module(fn.__module__)
         st.doc = (mod.__doc__ or "").strip()
         return fn

@@ -1,15 +1,32 @@
-"""Run a checker on an instance: timing, instance summary, and the rule that
-an unexpected exception becomes an "error" row, never a pass."""
+"""Run a checker on an instance: timing, instance summary, the rule that an
+unexpected exception becomes an "error" row, never a pass, and the
+statement's declared hypotheses (:mod:`verifier.statements.hypotheses`):
+
+* a refuted SHAPE hypothesis (e.g. n < d on GPT-2's n = 1024 > d = 768)
+  answers hypotheses-unmet without running the construction;
+* for data read at its dtype's precision, a DATA hypothesis the checker did
+  not report (e.g. Claim 1's Assumption 1) is checked, and one that fails at
+  the data's precision makes the verdict hypotheses-unmet.
+"""
 from __future__ import annotations
 
 import time
 import traceback
 from dataclasses import replace
 
+from verifier.arith.compare import Decision
 from verifier.data.instances import Instance, make_instance
 from verifier.data.npz import load_npz
 from verifier.errors import InvalidInstance, NotImplementedStatement
-from verifier.statements.evidence import Evidence, error_evidence
+from verifier.statements.evidence import (
+    Evidence,
+    Step,
+    conclude,
+    error_evidence,
+    hypothesis_from_evidence,
+    unmet_reason,
+)
+from verifier.statements.hypotheses import data_hypotheses, shape_hypotheses
 
 from . import registry
 
@@ -40,8 +57,12 @@ def run_check(sid: str, instance: Instance, *, prec: int = 128, seed: int = 0,
     """Call the checker; InvalidInstance propagates (bad input, exit 2)."""
     st = registry.get(sid)
     t0 = time.perf_counter()
+    shapes = shape_hypotheses(st.requires, instance)
+    if any(h.status == "refuted" for h in shapes):
+        return replace(not_applicable(sid, st, shapes, instance), seconds=time.perf_counter() - t0)
     try:
         ev = st.check(instance, prec=prec, seed=seed, **options)
+        ev = _data_hypotheses_at_precision(st, ev, instance, prec=prec, seed=seed)
     except (InvalidInstance, NotImplementedStatement):
         raise
     except Exception as exc:  # noqa: BLE001 - the report must run to completion
@@ -51,6 +72,38 @@ def run_check(sid: str, instance: Instance, *, prec: int = 128, seed: int = 0,
         return error_evidence(sid, msg, instance=instance.summary(), seconds=time.perf_counter() - t0)
     seconds = time.perf_counter() - t0
     return replace(ev, seconds=seconds, instance=ev.instance or instance.summary())
+
+
+def not_applicable(sid: str, st, shapes, instance) -> Evidence:
+    """hypotheses-unmet from the sizes alone: the construction is not attempted."""
+    others = [name for name in st.requires if name not in {h.name for h in shapes}]
+    reason = unmet_reason(shapes) + "; the construction was not attempted"
+    return conclude(sid, Decision.UNDECIDED, claimed=st.summary, measured={"not run": "a hypothesis on the sizes fails",
+                                                                           "other hypotheses (not checked)": others},
+                    hypotheses=shapes, method="shapes", instance=instance.summary(), reason=reason,
+                    trail=[Step(reason, uses=", ".join(h.name for h in shapes))])
+
+
+def _data_hypotheses_at_precision(st, ev: Evidence, instance, *, prec: int, seed: int) -> Evidence:
+    """Data read at its dtype's precision: a required assumption the checker
+    did not report is checked; failing at the data's precision makes the
+    verdict hypotheses-unmet (the conclusion's certificate is about the
+    stored floats only)."""
+    if instance.precision.reading != "dtype" or ev.verdict == "error":
+        return ev
+    reported = {h.name.split(" (")[0] for h in ev.hypotheses}
+    added = []
+    for name, sub in data_hypotheses(st.requires):
+        if name in reported or sub == st.id:
+            continue
+        h = hypothesis_from_evidence(name, registry.get(sub).check(instance, prec=prec, seed=seed))
+        if h.status == "fails-at-precision":
+            added.append(h)
+    if not added:
+        return ev
+    hyps = ev.hypotheses + tuple(added)
+    return replace(ev, hypotheses=hyps, verdict="hypotheses-unmet", certified=False,
+                   reason=unmet_reason(hyps) + f"; on the stored floats: {ev.verdict} ({ev.reason})")
 
 
 def run_control(sid: str, control: registry.NegativeControl, *, prec: int = 128, seed: int = 0) -> tuple[Evidence, bool]:
