@@ -89,7 +89,8 @@ def _data_hypotheses_at_precision(st, ev: Evidence, instance, *, prec: int, seed
     did not report is checked; failing at the data's precision makes the
     verdict hypotheses-unmet (the conclusion's certificate is about the
     stored floats only)."""
-    if instance.precision.reading != "dtype" or ev.verdict == "error":
+    precision = getattr(instance, "precision", None)  # another paper's instances may have none
+    if precision is None or precision.reading != "dtype" or ev.verdict == "error":
         return ev
     reported = {h.name.split(" (")[0] for h in ev.hypotheses}
     added = []
