@@ -105,7 +105,9 @@ def right_inverse(E: np.ndarray, t: int = 0) -> np.ndarray:
     Q, R = np.linalg.qr(E.T)
     diag = np.abs(np.diag(R))
     if not diag.min() > 1e-12 * diag.max():  # relative: scale-invariant
-        raise ConstructionFailed("Claim 1", f"context of example {t} is rank deficient (Assumption 2 fails)")
+        raise ConstructionFailed("Claim 1", f"context of example {t} is rank deficient in float64 (Assumption 2 "
+                                 "fails, or holds only below float64's resolution: the float64 construction "
+                                 "cannot proceed; the exact checkers decide)")
     pinv = np.ascontiguousarray(scipy.linalg.solve_triangular(R, Q.T, lower=False).T)  # (R^{-1} Q^T)^T
     pinv.setflags(write=False)
     _RIGHT_INVERSES[key] = pinv
@@ -145,7 +147,8 @@ def build_claim1_factors(contexts, queries, targets) -> tuple[np.ndarray, np.nda
     Q = queries.T  # d x k
     sq = np.linalg.svd(Q, compute_uv=False)
     if k > d or not sq[-1] > 1e-12 * sq[0]:  # relative: scale-invariant
-        raise ConstructionFailed("Claim 1", f"the {k} queries are linearly dependent (Assumption 1 fails): "
+        raise ConstructionFailed("Claim 1", f"the {k} queries are linearly dependent in float64 (Assumption 1 "
+                                 "fails, or holds only below float64's resolution): "
                                  "W e^(t) = b^(t) has no solution")
     # W = B Q^+ = B (Q^T Q)^{-1} Q^T
     return B, np.linalg.pinv(Q)
