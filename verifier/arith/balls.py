@@ -63,6 +63,17 @@ def _up(x: np.ndarray | float) -> np.ndarray:
     return np.nextafter(x, np.inf)
 
 
+def _squares_up(U: np.ndarray) -> np.ndarray:
+    """Floats >= U_ij^2 (nonnegative U): one ulp up, exact zeros kept (so a zero
+    matrix has norm bound 0, while a square that underflows is still nudged up)."""
+    return np.where(U == 0, 0.0, _up(U * U))
+
+
+def _float_up0(x: arb) -> float:
+    """:func:`float_up`, but an exact zero stays 0."""
+    return 0.0 if x.is_zero() else float_up(x)
+
+
 def float_up(x) -> float:
     """A Python float ``>=`` every point of the ball ``x`` (rigorous).
 
@@ -188,7 +199,7 @@ def _sums_upper(U: np.ndarray, axis: int) -> np.ndarray:
         return np.zeros(m if axis == 1 else n)
     Ua = arb_mat(U.tolist())
     S = matmul(Ua, _ones(n)) if axis == 1 else matmul(_ones(m, column=False), Ua)
-    return np.array([float_up(s) for s in S.entries()], dtype=np.float64)
+    return np.array([_float_up0(s) for s in S.entries()], dtype=np.float64)
 
 
 def inf_norm_upper(M) -> UpperBound:
@@ -213,12 +224,12 @@ def frobenius_upper(M) -> UpperBound:
     U = arb_mat_abs_upper(M)
     if U.size == 0:
         return UpperBound(arb(0))
-    sq = _up(U * U)
+    sq = _squares_up(U)
     rows = _sums_upper(sq, axis=1)
     total = arb(0)
     for r in rows.tolist():
         total += r
-    return UpperBound(arb(float_up(total.sqrt())))
+    return UpperBound(arb(_float_up0(total.sqrt())))
 
 
 def _norms_upper(M) -> tuple[float, float, float]:
@@ -227,11 +238,11 @@ def _norms_upper(M) -> tuple[float, float, float]:
         return 0.0, 0.0, 0.0
     one = float(_sums_upper(U, axis=0).max())
     inf = float(_sums_upper(U, axis=1).max())
-    rows = _sums_upper(_up(U * U), axis=1)
+    rows = _sums_upper(_squares_up(U), axis=1)
     total = arb(0)
     for r in rows.tolist():
         total += r
-    return float_up(total.sqrt()), one, inf
+    return _float_up0(total.sqrt()), one, inf
 
 
 def spectral_norm_upper(M) -> UpperBound:
@@ -244,7 +255,7 @@ def spectral_norm_upper(M) -> UpperBound:
     True
     """
     fro, one, inf = _norms_upper(M)
-    hoelder = float_up((arb(one) * arb(inf)).sqrt())
+    hoelder = _float_up0((arb(one) * arb(inf)).sqrt())
     return UpperBound(arb(min(fro, hoelder)))
 
 

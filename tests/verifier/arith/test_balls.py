@@ -41,3 +41,43 @@ def test_to_arb_mat_is_exact_and_validates():
     assert all(e.is_exact() for e in M.entries())
     with pytest.raises(InvalidInstance):
         to_arb_mat(np.array([[np.inf]]))
+
+
+# --- tightness and edge shapes (mutation testing: a loosened bound must fail) -------
+
+@settings(deadline=None, max_examples=20)
+@given(st.integers(1, 8), st.integers(1, 8), st.integers(0, 2**32 - 1))
+def test_norm_upper_bounds_are_tight_on_exact_matrices(m, n, seed):
+    A = np.random.default_rng(seed).standard_normal((m, n))
+    B = to_arb_mat(A)
+    tight = 1 + 1e-12
+    assert upper(frobenius_upper(B)) <= np.sqrt((A ** 2).sum()) * tight
+    assert upper(inf_norm_upper(B)) <= np.abs(A).sum(1).max() * tight
+    assert upper(one_norm_upper(B)) <= np.abs(A).sum(0).max() * tight
+    fro, hoelder = np.sqrt((A ** 2).sum()), np.sqrt(np.abs(A).sum(0).max() * np.abs(A).sum(1).max())
+    assert upper(spectral_norm_upper(B)) <= min(fro, hoelder) * tight
+
+
+def test_norms_of_empty_and_zero_matrices_are_zero():
+    for shape in ((0, 3), (3, 0), (0, 0)):
+        M = to_arb_mat(np.zeros(shape))
+        assert (M.nrows(), M.ncols()) == shape
+        for bound in (frobenius_upper, inf_norm_upper, one_norm_upper, spectral_norm_upper):
+            assert upper(bound(M)) <= 1e-300, (shape, bound.__name__)
+    for bound in (frobenius_upper, inf_norm_upper, one_norm_upper, spectral_norm_upper):
+        assert upper(bound(np.zeros((2, 3)))) <= 1e-300
+
+
+def test_helpers_on_float_input_and_extremes():
+    from verifier.arith.balls import ball_max, ball_min, identity
+    A = np.array([[1.0, -2.0], [3.0, 0.5]])
+    assert np.array_equal(arb_mat_mid(A), A) and arb_mat_mid(A) is not A
+    assert np.array_equal(arb_mat_rad_upper(A), np.zeros((2, 2)))
+    assert np.array_equal(arb_mat_abs_upper(A), np.abs(A))
+    assert float(ball_max([arb(1), arb(3), arb(2)]).mid()) == 3.0
+    assert float(ball_min([arb(2), arb(1), arb(3)]).mid()) == 1.0
+    assert float(ball_min([arb(3), arb(2), arb(1)]).mid()) == 1.0
+    I0 = identity(0)
+    assert (I0.nrows(), I0.ncols()) == (0, 0) and identity(2)[1, 1] == 1 and identity(2)[0, 1] == 0
+    with pytest.raises(InvalidInstance):
+        identity(-1)
