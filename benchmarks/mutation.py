@@ -48,14 +48,14 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
                                           T + "verifier/arith/test_singular_values.py"]),
     "exact": ("verifier/arith/exact.py", [T + "verifier/arith/test_exact.py", T + "verifier/arith/test_null_vectors.py",
                                           T + "proofs/mahdavi2024/test_claim1_fit_one_head.py"] + SOUND[:1]),
-    "rank": ("verifier/arith/rank.py", [T + "verifier/arith/test_rank.py", T + "verifier/arith/test_rank_float.py"]
+    "rank": ("verifier/arith/rank.py", [DECIDE, T + "verifier/arith/test_rank.py", T + "verifier/arith/test_rank_float.py"]
              + SOUND[:2]),
     "null_vectors": ("verifier/arith/null_vectors.py", [T + "verifier/arith/test_null_vectors.py"]),
     "singular_values": ("verifier/arith/singular_values.py", [T + "verifier/arith/test_singular_values.py",
                                                               T + "proofs/mahdavi2024/test_appendixB2_finite_scaling.py",
                                                               T + "proofs/mahdavi2024/test_lemma5_weyl_rank.py"]
                         + SOUND[:1]),
-    "kruskal": ("verifier/arith/kruskal.py", [T + "verifier/arith/test_kruskal.py",
+    "kruskal": ("verifier/arith/kruskal.py", [DECIDE, T + "verifier/arith/test_kruskal.py",
                                               T + "proofs/mahdavi2024/test_assumption1_query_kruskal_rank.py"]
                 + SOUND[:1]),
     "independence": ("verifier/arith/independence.py", [T + "verifier/arith/test_independence.py",

@@ -87,3 +87,12 @@ def test_check_against_cap():
     check_against_cap(cap.cap, cap)  # equality is fine
     with pytest.raises(CertificateConflict):
         check_against_cap(cap.cap + 1, cap)
+
+
+def test_kruskal_at_least_and_certified_rank():
+    from verifier.arith.kruskal import kruskal_at_least
+    from verifier.arith.rank import certified_rank
+    assert kruskal_at_least(3, 5, 3) is T and kruskal_at_least(3, 5, 2) is T
+    assert kruskal_at_least(3, 5, 4) is U and kruskal_at_least(3, 5, 5) is U
+    assert kruskal_at_least(3, 5, 6) is F and kruskal_at_least(2, 2, 3) is F
+    assert certified_rank(7, T) == 7 and certified_rank(7, U) == 0 and certified_rank(7, F) == 0

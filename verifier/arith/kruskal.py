@@ -44,6 +44,16 @@ __all__ = ["KruskalRank", "kruskal_rank", "kruskal_rank_at_least", "general_posi
 
 
 
+def kruskal_at_least(lower: int, upper: int, k: int) -> Decision:
+    """kr >= k from certified bounds lower <= kr <= upper (a plain function, so
+    mutation testing reaches it: methods of dataclasses are not mutated)."""
+    if lower >= k:
+        return Decision.TRUE
+    if upper < k:
+        return Decision.FALSE
+    return Decision.UNDECIDED
+
+
 @dataclass(frozen=True)
 class KruskalRank:
     """Certified bounds ``lower <= kr(V) <= upper`` and the evidence gathered.
@@ -75,11 +85,7 @@ class KruskalRank:
 
     def at_least(self, k: int) -> Decision:
         """Is kr(V) >= k?  TRUE/FALSE only when certified, else UNDECIDED."""
-        if self.lower >= k:
-            return Decision.TRUE
-        if self.upper < k:
-            return Decision.FALSE
-        return Decision.UNDECIDED
+        return kruskal_at_least(self.lower, self.upper, k)
 
     def to_dict(self) -> dict:
         return {

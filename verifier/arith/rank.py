@@ -107,6 +107,11 @@ def numerical_rank(A, rtol: float | None = None) -> int:
     return int(np.count_nonzero(s > tol))
 
 
+def certified_rank(k: int, decision: Decision) -> int:
+    """k when the minor was certified, else 0 (a plain function for mutation testing)."""
+    return k if decision is Decision.TRUE else 0
+
+
 @dataclass(frozen=True)
 class RankLowerBound:
     """rank(A) >= k, certified iff ``decision is Decision.TRUE``.
@@ -129,7 +134,7 @@ class RankLowerBound:
     @property
     def certified_k(self) -> int:
         """The rank lower bound actually proved (0 when not certified)."""
-        return self.k if self.decision is Decision.TRUE else 0
+        return certified_rank(self.k, self.decision)
 
     def to_dict(self) -> dict:
         r = self.residual_norm_upper
