@@ -101,7 +101,7 @@ def to_fmpq_mat(A) -> fmpq_mat:
         return fmpq_mat(A)
     rows = _rows_of(A)
     m = len(rows)
-    n = len(rows[0]) if m else 0
+    n = A.shape[1] if isinstance(A, np.ndarray) else len(rows[0]) if m else 0  # an empty array keeps its shape
     if isinstance(A, np.ndarray) and A.dtype.kind == "f":
         if not np.all(np.isfinite(A)):
             raise InvalidInstance("matrix has NaN or infinite entries")
