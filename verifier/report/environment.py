@@ -1,6 +1,8 @@
 """The facts of one run: package versions, machine, git commit, date and
 durations.  They change from run to run and machine to machine, so the report
-keeps them apart from the results, which are the same for the same seed."""
+writes them to ONE small file, ``run.json``, and keeps them out of
+``results.json``, ``REPORT.md`` and ``index.html``, which are the same, byte
+for byte, for the same seed (:func:`strip_volatile` removes every timing)."""
 from __future__ import annotations
 
 import os
@@ -55,3 +57,30 @@ def _git_commit() -> str:
 
 def run_environment() -> dict:
     return {"versions": _versions(), "machine": _machine(), "git_commit": _git_commit()}
+
+
+#: keys whose values change from run to run (timings): kept out of
+#: results.json, REPORT.md and index.html, gathered in run.json
+VOLATILE_KEYS = frozenset({"seconds"})
+
+
+def strip_volatile(x):
+    """A copy of ``x`` without the VOLATILE_KEYS, at any depth."""
+    if isinstance(x, dict):
+        return {k: strip_volatile(v) for k, v in x.items() if k not in VOLATILE_KEYS}
+    if isinstance(x, list):
+        return [strip_volatile(v) for v in x]
+    return x
+
+
+def run_facts(*, argv, started: float, phases: dict, statement_seconds: dict, extra: dict | None = None) -> dict:
+    """The one small file of facts that differ between runs of the same seed:
+    date, duration, command, machine, versions, git commit, timings."""
+    import time
+
+    return {"command": " ".join(["mha-verify"] + list(argv)[1:]) if argv else "(called from Python)",
+            "argv": list(argv), "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+            "duration_seconds": round(time.time() - started, 3),
+            "phase_seconds": {k: round(v, 3) for k, v in phases.items()},
+            "statement_seconds": {k: round(v, 3) for k, v in statement_seconds.items()},
+            **(extra or {}), **run_environment()}

@@ -7,8 +7,8 @@ the status that criterion gave (reproduced / partially reproduced / not
 reproduced / skipped with the command that enables it / error) and why, the
 measured numbers (``results.json`` under ``experiments.<id>``), the figures
 (PNG in ``figures/``, embedded in ``index.html``) with captions that say how
-the scale differs from the paper's.  Timings sit under ``seconds`` keys (the
-determinism check strips them).
+the scale differs from the paper's.  Timings sit under ``seconds`` keys: the
+report moves them to ``run.json`` and never renders them (same seed, same page).
 
 >>> sec = {"scale": "quick", "experiments": {}, "pngs": {}}
 >>> "## Experiments" in markdown_section(sec), has_error(sec)
@@ -81,10 +81,10 @@ def markdown_section(section: dict) -> str:
            f"The paper's empirical claims, each with its criterion stated in code before the run; scale "
            f"`{section['scale']}` (`mha-verify report --thorough` for longer runs; the `paper` scale is for a GPU). "
            f"Statuses: {_counts(section)}.", "",
-           "| id | status | why | time (s) |", "|---|---|---|---|"]
+           "| id | status | why |", "|---|---|---|"]
     for eid, r in rows.items():
         why = r["why"].replace("|", "\\|")
-        out.append(f"| `{eid}` | {r['status']} | {why[:300]}{'...' if len(why) > 300 else ''} | {r['seconds']:.1f} |")
+        out.append(f"| `{eid}` | {r['status']} | {why[:300]}{'...' if len(why) > 300 else ''} |")
     for eid, r in rows.items():
         out += ["", f"### `{eid}` ({r['status']})", "", f"**Claim.** {r['claim']}", "",
                 f"**Criterion (stated before the run).** {r['criterion']}", "", f"**Outcome.** {r['why']}", ""]
@@ -105,10 +105,10 @@ def html_section(section: dict) -> str:
              f"<p>The paper's empirical claims, each with its criterion stated in code before the run; scale "
              f"<code>{e(section['scale'])}</code> (<code>mha-verify report --thorough</code> for longer runs; the "
              f"<code>paper</code> scale is for a GPU). Statuses: {e(_counts(section))}.</p>",
-             "<table><tr><th>id</th><th>status</th><th>why</th><th>time (s)</th></tr>"]
+             "<table><tr><th>id</th><th>status</th><th>why</th></tr>"]
     for eid, r in rows.items():
         parts.append(f'<tr><td><a href="#experiment-{e(eid)}"><code>{e(eid)}</code></a></td><td>{_badge(r["status"])}'
-                     f"</td><td>{e(r['why'])}</td><td class='num'>{r['seconds']:.1f}</td></tr>")
+                     f"</td><td>{e(r['why'])}</td></tr>")
     parts.append("</table>")
     for eid, r in rows.items():
         parts += [f'<h3 id="experiment-{e(eid)}"><code>{e(eid)}</code> {_badge(r["status"])}</h3>',

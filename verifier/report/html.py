@@ -6,7 +6,19 @@ from __future__ import annotations
 import html
 import json
 
-from verifier.report.summary import NOTES, attention, fmt, header_items, outcome_banner, paper_rows, table_rows
+from verifier.report.docstrings import parse_docstring
+from verifier.report.summary import (
+    NOTES,
+    TABLE_COLUMNS,
+    attention,
+    fmt,
+    header_items,
+    margin_cell,
+    measure_cell,
+    outcome_banner,
+    paper_rows,
+    table_rows,
+)
 
 MAX_LISTED = 25  # instances listed per statement (all non-verified ones are always listed)
 MAX_JSON = 6000  # characters of certificates shown per statement
@@ -25,6 +37,8 @@ dl.hdr dd{margin:0} .badge{display:inline-block;padding:.05em .5em;border-radius
 figure{margin:1.2em 0} figure img{max-width:100%;border:1px solid #e0e0e0} figcaption{font-size:.88em;color:#455a64}
 .alert{border-left:5px solid #c62828;background:#ffebee;padding:.5em 1em;margin:.5em 0}
 .note{color:#546e7a;font-size:.88em}
+.doc{white-space:pre-wrap;font-size:.92em;margin:.3em 0 .8em 0}
+details{margin:.6em 0} summary{cursor:pointer;color:#37474f}
 """
 
 # the page reports its own figures: each <img> must have decoded by the load event
@@ -64,6 +78,59 @@ def _listed(row) -> list[dict]:
 
 # -- HTML ----------------------------------------------------------------------
 
+def statement_text_html(row) -> str:
+    """The statement, its construction, checks and limits as text (from the
+    checker's docstring, without roles or doctests)."""
+    parts = parse_docstring(row.get("doc", ""))
+    out = [f"<p class='note'>{html.escape(parts.title)} (checker: <code>{html.escape(row['module'])}</code>)</p>"]
+    if row.get("requires"):
+        out.append("<p><b>Needs:</b> " + "; ".join(html.escape(h) for h in row["requires"]) + ".</p>")
+    for name in ("Statement", "Construction", "Checks", "Not established"):
+        body = parts.section(name)
+        if body:
+            out.append(f"<h4>{name}</h4><div class='doc'>{html.escape(body)}</div>")
+    return "\n".join(out)
+
+
+def instances_html(row) -> str:
+    """The per-instance table, folded: every instance's verdict, margin,
+    quantity and the command that reproduces it."""
+    quantity = row.get("measure") or "quantity"
+    listed = _listed(row)
+    bad = sum(i["verdict"] != "verified" for i in row["instances"])
+    out = [f"<details><summary>{len(row['instances'])} instance(s) ({bad} not verified): verdict, margin, "
+           "reproduce</summary>",
+           f"<table><tr><th>#</th><th>verdict</th><th>certified</th><th>margin</th><th>{html.escape(quantity)}</th>"
+           "<th>reproduce</th></tr>"]
+    for k, i in enumerate(listed):
+        out.append(f"<tr><td class='num'>{k + 1}</td><td>{_e(i['verdict'])}</td><td>{_e(i['certified'])}</td>"
+                   f"<td class='num'>{_e(i['margin'])}</td><td class='num'>{_e(i.get('measure'))}</td>"
+                   f"<td><code>{_e(i['command'])}</code></td></tr>")
+    out.append("</table>")
+    if len(row["instances"]) > len(listed):
+        out.append(f"<p class='note'>{len(row['instances']) - len(listed)} more verified instances in results.json.</p>")
+    return "\n".join(out) + "</details>"
+
+
+def _cell(value: str, label: str) -> str:
+    return f"<td class='num'>{html.escape(value)}" + (f"<br><span class='note'>{html.escape(label)}</span>"
+                                                       if label else "") + "</td>"
+
+
+def results_table_html(results, paper: str | None = None) -> str:
+    """The results table of one paper (default: the first), shared with the
+    later papers' sections."""
+    rows = ["<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in TABLE_COLUMNS) + "</tr>"]
+    for sid, r, others, ctrl in table_rows(results, paper):
+        why = f"<br><span class='note'>{_e(r['not_checkable'])}</span>" if r.get("not_checkable") else ""
+        rows.append(f'<tr><td><a href="#{sid}"><code>{sid}</code></a></td><td>{_e(r["reference"])}</td>'
+                    f"<td>{_badge(r['status'])}{why}</td><td class='num'>{r['instances_tried']}</td>"
+                    f"<td class='num'>{r['certified_passes']}</td><td class='num'>{r['numerical_passes']}</td>"
+                    f"<td>{_e(others)}</td><td class='num'>{ctrl}</td>{_cell(*margin_cell(r))}"
+                    f"{_cell(*measure_cell(r))}</tr>")
+    return "\n".join(rows) + "</table>"
+
+
 def _html_statement(row) -> str:
     sid = row["id"]
     out = [f'<h3 id="{sid}">{html.escape(row["reference"])}: <code>{sid}</code> {_badge(row["status"])}</h3>',
@@ -77,8 +144,7 @@ def _html_statement(row) -> str:
     elif not row["implemented"]:
         out.append('<p class="note">No checker yet: not implemented (never counted as passing).</p>')
         return "\n".join(out)
-    out.append(f"<h4>Statement</h4><p class='note'>From <code>{html.escape(row['module'])}</code>:</p>"
-               f"<pre>{html.escape(row['doc'] or '(no module docstring)')}</pre>")
+    out.append(statement_text_html(row))
     a = row["audit"] or {}
     out.append("<h4>How it was checked</h4><ul>"
                f"<li>method: {_e(a.get('method'))}; {'certified' if a.get('certified') else 'numerical'}"
@@ -90,15 +156,7 @@ def _html_statement(row) -> str:
         out.append("<table><tr><th>hypothesis (default instance)</th><th>status</th><th>detail</th></tr>"
                    + "".join(f"<tr><td>{_e(h['name'])}</td><td>{_e(h['status'])}</td><td>{_e(h['detail'])}</td></tr>"
                              for h in a["hypotheses"]) + "</table>")
-    out.append("<table><tr><th>#</th><th>verdict</th><th>certified</th><th>margin</th><th>residual</th>"
-               "<th>reproduce</th></tr>")
-    for k, i in enumerate(_listed(row)):
-        out.append(f"<tr><td class='num'>{k + 1}</td><td>{_e(i['verdict'])}</td><td>{_e(i['certified'])}</td>"
-                   f"<td class='num'>{_e(i['margin'])}</td><td class='num'>{_e(i['largest_residual'])}</td>"
-                   f"<td><code>{_e(i['command'])}</code></td></tr>")
-    out.append("</table>")
-    if len(row["instances"]) > len(_listed(row)):
-        out.append(f"<p class='note'>{len(row['instances']) - len(_listed(row))} more verified instances in results.json.</p>")
+    out.append(instances_html(row))
     if row["controls"]:
         out.append("<table><tr><th>negative control</th><th>expected</th><th>got</th><th>rejected</th></tr>"
                    + "".join(f"<tr><td>{_e(c['description'])}<br><span class='note'>{_e(c['function'])}</span></td>"
@@ -146,16 +204,8 @@ def render_html(results: dict, figures: list[dict]) -> str:
               for k, s, t, c in items] or ["<p>Nothing: no refutation, no error, no inconclusive instance, "
                                         "every negative control rejected.</p>"]
     parts += ["<h2>Statement map</h2>", img("statement_map"), "<h2>Results by statement</h2>",
-              "<table><tr><th>statement</th><th>paper</th><th>status</th><th>instances</th><th>certified passes</th>"
-              "<th>numerical passes</th><th>other verdicts</th><th>negative controls refuted</th>"
-              "<th>worst margin</th><th>largest residual</th><th>time (s)</th></tr>"]
-    for sid, r, others, ctrl in table_rows(results):
-        parts.append(f'<tr><td><a href="#{sid}"><code>{sid}</code></a></td><td>{_e(r["reference"])}</td>'
-                     f"<td>{_badge(r['status'])}</td><td class='num'>{r['instances_tried']}</td>"
-                     f"<td class='num'>{r['certified_passes']}</td><td class='num'>{r['numerical_passes']}</td>"
-                     f"<td>{_e(others)}</td><td class='num'>{ctrl}</td><td class='num'>{_e(r['worst_margin'])}</td>"
-                     f"<td class='num'>{_e(r['largest_residual'])}</td><td class='num'>{r['seconds']:.2f}</td></tr>")
-    parts.append("</table>" + NOTES_HTML)
+              results_table_html(results)]
+    parts.append(NOTES_HTML)
     parts.append("<h2>Figures</h2>")
     parts += [img(f["name"]) for f in figures if f["name"] != "statement_map"]
     parts.append("<h2>Statements</h2>")

@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import json
 
-from verifier.report.summary import NOTES, attention, fmt, header_items, outcome_banner, paper_rows, table_rows
+from verifier.report.docstrings import parse_docstring
+from verifier.report.summary import (
+    NOTES,
+    TABLE_COLUMNS,
+    attention,
+    fmt,
+    header_items,
+    margin_cell,
+    measure_cell,
+    outcome_banner,
+    paper_rows,
+    table_rows,
+)
 
 
 def _md(x) -> str:
@@ -21,8 +33,14 @@ def _md_statement(row) -> list[str]:
             return out + ["", f"**Not checkable**: {row['not_checkable']} (listed, never run, never counted as passing).", ""]
         return out + ["", "No checker yet: **not implemented** (never counted as passing).", ""]
     a = row["audit"] or {}
-    out += ["", f"Statement (from `{row['module']}`):", "", "```text", row["doc"] or "(no module docstring)", "```", "",
-            f"How it was checked: {fmt(a.get('method'))}, {'certified' if a.get('certified') else 'numerical'}"
+    parts = parse_docstring(row.get("doc", ""))
+    out += ["", f"{parts.title} (checker: `{row['module']}`)"]
+    if row.get("requires"):
+        out += ["", "Needs: " + "; ".join(f"`{h}`" for h in row["requires"]) + "."]
+    for name in ("Statement", "Construction", "Checks", "Not established"):
+        if parts.section(name):
+            out += ["", f"**{name}.**", "", "```text", parts.section(name), "```"]
+    out += ["", f"How it was checked: {fmt(a.get('method'))}, {'certified' if a.get('certified') else 'numerical'}"
             + (f", {a.get('prec_bits')} bits" if a.get("prec_bits") else "")
             + (f", tolerance {fmt(a.get('tolerance'))}" if a.get("tolerance") else "")
             + f"; {row['instances_tried']} instance(s), {row['certified_passes']} certified and "
@@ -43,6 +61,22 @@ def _md_statement(row) -> list[str]:
     return out + [""]
 
 
+def _md_cell(value: str, label: str) -> str:
+    return _md(value) + (f" ({_md(label)})" if label else "")
+
+
+def results_table_md(results, paper: str | None = None) -> list[str]:
+    """The results table of one paper (default: the first), shared with the
+    later papers' sections."""
+    out = ["| " + " | ".join(TABLE_COLUMNS) + " |", "|---|---|---|--:|--:|--:|---|--:|--:|--:|"]
+    for sid, r, others, ctrl in table_rows(results, paper):
+        why = f": {_md(r['not_checkable'])}" if r.get("not_checkable") else ""
+        out.append(f"| `{sid}` | {_md(r['reference'])} | {r['status']}{why} | {r['instances_tried']} | {r['certified_passes']} "
+                   f"| {r['numerical_passes']} | {_md(others)} | {ctrl} | {_md_cell(*margin_cell(r))} "
+                   f"| {_md_cell(*measure_cell(r))} |")
+    return out
+
+
 def render_markdown(results: dict) -> str:
     _, outcome = outcome_banner(results)
     out = ["# mha-verify: verification report", "", f"**{outcome}**", "",
@@ -54,13 +88,7 @@ def render_markdown(results: dict) -> str:
     figs = results["figures"]
     out += ["", "## Statement map", "", f"![{figs['statement_map']['title']}]({figs['statement_map']['file']})", "",
             figs["statement_map"]["caption"], "", "## Results by statement", "",
-            "| statement | paper | status | instances | certified passes | numerical passes | other verdicts "
-            "| negative controls refuted | worst margin | largest residual | time (s) |",
-            "|---|---|---|--:|--:|--:|---|--:|--:|--:|--:|"]
-    for sid, r, others, ctrl in table_rows(results):
-        out.append(f"| `{sid}` | {_md(r['reference'])} | {r['status']} | {r['instances_tried']} | {r['certified_passes']} "
-                   f"| {r['numerical_passes']} | {_md(others)} | {ctrl} | {_md(r['worst_margin'])} "
-                   f"| {_md(r['largest_residual'])} | {r['seconds']:.2f} |")
+            *results_table_md(results)]
     out += ["", NOTES, "", "## Figures", ""]
     for name, f in figs.items():
         if name != "statement_map":

@@ -75,21 +75,13 @@ def _md_cell(x) -> str:
 
 
 def markdown_sections(results: dict) -> str:
-    from verifier.report.markdown import _md_statement
-    from verifier.report.summary import table_rows
+    from verifier.report.markdown import _md_statement, results_table_md
 
     out = []
     for key, e in results.get("papers", {}).items():
         out += ["", f"## Second paper: {e['title']} ({e['citation']})", "",
                 f"![statement map]({e['map']['file']})", "",
-                "| statement | paper | status | instances | certified passes | numerical passes | other verdicts "
-                "| negative controls refuted | worst margin | largest residual | time (s) |",
-                "|---|---|---|--:|--:|--:|---|--:|--:|--:|--:|"]
-        for sid, r, others, ctrl in table_rows(results, paper=key):
-            out.append(f"| `{sid}` | {_md_cell(r['reference'])} | {r['status']}" +
-                       (f": {_md_cell(r['not_checkable'])}" if r.get("not_checkable") else "") +
-                       f" | {r['instances_tried']} | {r['certified_passes']} | {r['numerical_passes']} | {_md_cell(others)} "
-                       f"| {ctrl} | {_md_cell(r['worst_margin'])} | {_md_cell(r['largest_residual'])} | {r['seconds']:.2f} |")
+                *results_table_md(results, paper=key)]
         for t in e["tables"].values():
             out += ["", f"### {t['title']}", "", t["caption"], ""]
             if t["error"]:
@@ -106,8 +98,7 @@ def markdown_sections(results: dict) -> str:
 
 
 def html_sections(results: dict, pngs: dict) -> str:
-    from verifier.report.html import _badge, _e, _html_statement
-    from verifier.report.summary import table_rows
+    from verifier.report.html import _e, _html_statement, results_table_html
 
     out = []
     for key, e in results.get("papers", {}).items():
@@ -116,17 +107,7 @@ def html_sections(results: dict, pngs: dict) -> str:
                 f'<figure id="figure-{m["name"]}"><img id="img-{m["name"]}" alt="statement map" '
                 f'src="data:image/png;base64,{pngs.get(m["name"], "")}"><figcaption>Statement map of the second '
                 "paper (colours: verdicts in this run; hatched: no checker).</figcaption></figure>",
-                "<table><tr><th>statement</th><th>paper</th><th>status</th><th>instances</th><th>certified passes</th>"
-                "<th>numerical passes</th><th>other verdicts</th><th>negative controls refuted</th>"
-                "<th>worst margin</th><th>largest residual</th><th>time (s)</th></tr>"]
-        for sid, r, others, ctrl in table_rows(results, paper=key):
-            why = f"<br><span class='note'>{_e(r['not_checkable'])}</span>" if r.get("not_checkable") else ""
-            out.append(f'<tr><td><a href="#{sid}"><code>{sid}</code></a></td><td>{_e(r["reference"])}</td>'
-                       f"<td>{_badge(r['status'])}{why}</td><td class='num'>{r['instances_tried']}</td>"
-                       f"<td class='num'>{r['certified_passes']}</td><td class='num'>{r['numerical_passes']}</td>"
-                       f"<td>{_e(others)}</td><td class='num'>{ctrl}</td><td class='num'>{_e(r['worst_margin'])}</td>"
-                       f"<td class='num'>{_e(r['largest_residual'])}</td><td class='num'>{r['seconds']:.2f}</td></tr>")
-        out.append("</table>")
+                results_table_html(results, paper=key)]
         for t in e["tables"].values():
             out.append(f"<h3>{html.escape(t['title'])}</h3><p class='note'>{html.escape(t['caption'])}</p>")
             if t["error"]:

@@ -29,22 +29,19 @@ def outcome_banner(results) -> tuple[str, str]:
 
 
 def header_items(results) -> list[tuple[str, str]]:
-    run, cfg = results["run"], results["config"]
-    v = run["versions"]
-    m = run["machine"]
+    """The header: what, how and with which seed.  No date, duration, machine,
+    versions or commit: those change between runs of the same seed and live
+    in ``run.json`` beside the report."""
+    cfg = results["config"]
     return [
         ("What was verified", f"{results['paper']}: {len(results['statements'])} statements, "
                               f"{sum(r['implemented'] for r in results['statements'].values())} with a checker"),
-        ("Command", run["command"] or "(called from Python)"),
         ("Mode", f"{cfg['mode']} ({cfg['instances_per_statement']} instance(s) per statement, plus every negative control)"),
         ("Seed", str(cfg["seed"])),
         ("Precision", f"ball arithmetic from {cfg['prec_bits']} bits (a checker may raise it; each instance "
                       "records its prec_bits); exact rationals where stated; float64 for numerical checks"),
-        ("Date (UTC)", run["date_utc"]),
-        ("Duration", f"{run['duration_seconds']:.1f} s"),
-        ("Machine", f"{m['cpu']}, {m['cores']} cores, {m['memory']}; {m['platform']}"),
-        ("Packages", ", ".join(f"{k} {val}" for k, val in v.items())),
-        ("Git commit", run["git_commit"]),
+        ("Run facts", "run.json beside this report: date, duration, command, machine, package versions, git "
+                      "commit and timings (everything else here is the same for the same seed)"),
     ]
 
 
@@ -109,10 +106,33 @@ def table_rows(results, paper: str | None = None):
         yield sid, r, others, ctrl
 
 
+#: the results table's columns, in both renderings
+TABLE_COLUMNS = ("statement", "paper", "status", "instances", "certified passes", "numerical passes",
+                 "other verdicts", "negative controls refuted", "smallest margin (what it measures)",
+                 "largest value of the statement's quantity")
+
+
+def margin_cell(r) -> tuple[str, str]:
+    """(value, what it measures) of the smallest Evidence.margin, or ("-", "")
+    when the statement declares no margin."""
+    if r.get("worst_margin") is None or not r.get("margin_meaning"):
+        return "-", ""
+    return fmt(r["worst_margin"]), r["margin_meaning"]
+
+
+def measure_cell(r) -> tuple[str, str]:
+    """(value, name) of the largest value of the statement's declared quantity."""
+    if r.get("largest_measure") is None or not r.get("measure"):
+        return "-", ""
+    return fmt(r["largest_measure"]), r["measure"]
+
+
 NOTES = ("certified: the deciding computation is exact rationals or ball arithmetic whose enclosure "
-         "excludes the bad case; numerical: float64 with a stated tolerance. worst margin: the smallest "
-         "Evidence.margin over the instances (the checker's slack in its conclusion); largest residual: the "
-         "largest value a checker recorded as a residual of its conclusion (e.g. |Yhat - Y|). "
-         "hypotheses-unmet on a drawn instance is not a failure: the statement does not apply there. "
-         "Definitions and assumptions are properties of the data, not claims: their 'refuted' means the "
-         "property fails on that instance (e.g. Assumption 1 with fewer than n queries), not that the paper is wrong.")
+         "excludes the bad case; numerical: float64 with a stated tolerance. The last two columns are each "
+         "statement's own quantities, named in the cell: the smallest margin over the instances (what the "
+         "margin measures is declared by the checker, e.g. 1e-20 max|y| - max |yhat - y| for Theorem 1) and "
+         "the largest value of the quantity the checker declares (e.g. max |yhat - y| with the exact readout); "
+         "'-' where a statement declares none. hypotheses-unmet on a drawn instance is not a failure: the "
+         "statement does not apply there. Definitions and assumptions are properties of the data, not claims: "
+         "their 'refuted' means the property fails on that instance (e.g. Assumption 1 with fewer than n "
+         "queries), not that the paper is wrong. Timings: run.json.")

@@ -20,15 +20,6 @@ from verifier.statements.registry import NegativeControl
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
 
 
-def strip_timing(x):
-    """results.json without the fields allowed to differ between runs."""
-    if isinstance(x, dict):
-        return {k: strip_timing(v) for k, v in x.items() if k not in report.TIMING_KEYS}
-    if isinstance(x, list):
-        return [strip_timing(v) for v in x]
-    return x
-
-
 def results(out) -> dict:
     return json.loads((out / "results.json").read_text())
 
@@ -45,11 +36,19 @@ def quick_runs(tmp_path_factory):
 
 
 def test_quick_report_is_deterministic(quick_runs):
+    """Same seed: results.json, REPORT.md, index.html and the figures are the
+    same bytes; only run.json (date, duration, machine, versions, timings)
+    may differ."""
     (a, code_a), (b, code_b) = quick_runs
-    ra, rb = results(a), results(b)
-    assert "run" in ra and "date_utc" in ra["run"]  # the header block exists (and is stripped)
-    assert strip_timing(ra) == strip_timing(rb)
+    for name in ["results.json", "REPORT.md", "index.html"] + [f"figures/{p.name}" for p in (a / "figures").glob("*.png")]:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
     assert code_a == code_b
+    facts = json.loads((a / "run.json").read_text())
+    assert {"date_utc", "duration_seconds", "machine", "versions", "git_commit", "phase_seconds",
+            "statement_seconds"} <= set(facts)
+    text = (a / "results.json").read_text() + (a / "REPORT.md").read_text() + (a / "index.html").read_text()
+    for volatile in ('"seconds"', facts["date_utc"], "date_utc", "git_commit", "time (s)"):
+        assert volatile not in text, volatile
 
 
 def test_quick_report_writes_every_part(quick_runs):
@@ -171,7 +170,7 @@ def test_instance_plans_are_deterministic_and_valid():
     assert len(report.instance_plan("lemma2", mode="quick", seed=0)) == 1
 
 
-def test_progress_bar_only_on_a_terminal(monkeypatch):
+def test_progress_bar_on_a_terminal_one_line_per_phase_otherwise(monkeypatch):
     class Tty(io.StringIO):
         def isatty(self):
             return True
@@ -185,10 +184,15 @@ def test_progress_bar_only_on_a_terminal(monkeypatch):
     monkeypatch.setenv("CI", "true")
     s = Tty()
     report.Progress("checks", 2, stream=s).step("a")
-    assert s.getvalue() == ""
-    s = io.StringIO()  # not a tty
+    assert s.getvalue() == "mha-verify report: checks (2 steps)...\n"  # CI: one line per phase, no bar
+    s = io.StringIO()  # not a tty: one line per phase
     monkeypatch.delenv("CI")
-    report.Progress("checks", 2, stream=s).step("a")
+    bar = report.Progress("checks", 2, stream=s, unit="instances")
+    bar.step("a")
+    bar.step("b")
+    assert s.getvalue() == "mha-verify report: checks (2 instances)...\n"
+    s = io.StringIO()
+    report.Progress("checks", 2, stream=s, quiet=True).step("a")
     assert s.getvalue() == ""
 
 

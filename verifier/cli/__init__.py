@@ -1,0 +1,295 @@
+"""``mha-verify``: list, check, audit, report.
+
+Exit codes: 0 verified, 1 refuted, 2 hypotheses unmet or bad input (one line
+on stderr), 3 inconclusive (the message names the remedy), 4 a checker error,
+130 interrupted.  ``--json`` prints exactly one JSON object on stdout in
+every case (:mod:`verifier.cli.output` holds the contract); no input, however
+bad, produces a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+from verifier.cli import listing
+from verifier.cli.output import EXIT_CODES_HELP, Output, silence_stdout
+from verifier.data.instances import CONTEXT_KINDS, DEGENERATE_KINDS
+from verifier.errors import InvalidInstance, NotImplementedStatement, VerifierError
+from verifier.statements import registry
+
+
+class UsageError(Exception):
+    """A command line argparse refuses: reported as bad input, never exit()."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, through the output contract
+        raise UsageError(f"{message} (see: {self.prog} --help)")
+
+
+#: (option key, flag, what the default is) of the first paper's instances
+FLAGS = (("H", "--H", "number of heads (default 2)"),
+         ("n", "--n", "tokens per context (default 3)"),
+         ("d", "--d", "token dimension (default 5)"),
+         ("d_h", "--dh", "key/query dimension d_h (default n)"),
+         ("d_v", "--dv", "value dimension d_v (default d_out)"),
+         ("d_out", "--dout", "label dimension d_out (default 1)"),
+         ("T", "--T", "number of examples (default H(r-1)+1, r = min(n, d_h))"))
+
+
+def _instance_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("instance (defaults below; a statement may set its own, see the epilog)")
+    for key, flag, help_ in FLAGS:
+        g.add_argument(flag, dest=key, type=int, help=help_)
+    g.add_argument("--context", choices=CONTEXT_KINDS, help="how contexts are drawn (default random)")
+    g.add_argument("--degenerate", choices=DEGENERATE_KINDS, help="break an assumption on purpose (default none)")
+    g.add_argument("--seed", type=int, help="random seed, >= 0 (default 0)")
+    g.add_argument("--data", help=".npz with arrays contexts (T,n,d), queries (T,d), optional labels (T,d_out); "
+                                  "--n/--d/--T/--context/--degenerate then must not contradict it")
+    g.add_argument("--exact-input", dest="exact_input", action="store_true",
+                   help="read the --data floats as the exact rationals they encode (default: each value "
+                        "known to its dtype's precision: float64 2^-53, float32 2^-24; integers exact)")
+    g.add_argument("--prec", type=int, default=128, help="ball-arithmetic precision in bits, 16..65536 (default 128)")
+    writers = ", ".join(sid for sid, st in registry.REGISTRY.items() if st.writes_weights) or "none"
+    g.add_argument("--save-weights", dest="save_weights", metavar="PATH.npz",
+                   help=f"write the constructed weights (statements that construct weights: {writers})")
+    _paper_options(p)
+    p.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
+
+
+def _paper_options(p: argparse.ArgumentParser) -> None:
+    """Each later paper's own instance flags (a flag another paper already
+    has, e.g. --H, is shared)."""
+    taken = {s for a in p._actions for s in a.option_strings}
+    for paper in registry.PAPERS.values():
+        opts = paper.instance_options
+        if opts is None:
+            continue
+        g = p.add_argument_group(f"instance ({paper.key}; defaults: "
+                                 + ", ".join(f"{k}={v}" for k, v in opts.defaults.items()) + ")")
+        for f in opts.flags:
+            if f.flag not in taken:
+                g.add_argument(f.flag, dest=f.key, type=f.type, choices=f.choices, help=f.help)
+                taken.add(f.flag)
+
+
+def _statement_defaults() -> str:
+    lines = []
+    for sid, st in registry.REGISTRY.items():
+        if st.defaults and registry.instance_options(sid) is None:
+            lines.append(f"  {sid}: " + " ".join(f"{k}={v}" for k, v in st.defaults.items()))
+    return "statements' own instance defaults:\n" + "\n".join(lines)
+
+
+def _flag_of(key: str) -> str:
+    for paper in registry.PAPERS.values():
+        for f in (paper.instance_options.flags if paper.instance_options else ()):
+            if f.key == key:
+                return f.flag
+    return next((flag for k, flag, _ in FLAGS if k == key), f"--{key}")
+
+
+def _option_values(args, sid: str) -> dict:
+    """The instance options of ``sid``'s paper from ``args``; an option of
+    another paper given on the command line is bad input."""
+    own = registry.instance_options(sid)
+    keys = set(own.defaults) if own else set(registry.DEFAULT_OPTIONS)
+    flags = {}
+    for paper in registry.PAPERS.values():
+        for f in (paper.instance_options.flags if paper.instance_options else ()):
+            flags.setdefault(f.key, f.flag)
+    for key, flag in flags.items():
+        if key not in keys and getattr(args, key, None) is not None:
+            raise InvalidInstance(f"option {flag} does not apply to {sid} (paper {registry.REGISTRY[sid].paper})")
+    if own is None:
+        return dict(H=args.H, n=args.n, d=args.d, d_h=args.d_h, d_v=args.d_v, d_out=args.d_out, T=args.T,
+                    context=args.context, degenerate=args.degenerate, seed=args.seed)
+    for key in ("n", "d_v", "d_out", "T", "context", "degenerate"):
+        if key not in keys and getattr(args, key, None) is not None:
+            raise InvalidInstance(f"option {_flag_of(key)} does not apply to {sid} "
+                                  f"(paper {registry.REGISTRY[sid].paper})")
+    return {k: getattr(args, k, None) for k in keys}
+
+
+def _validate_values(args) -> None:
+    """Sizes, seed and precision, named by the flag the user typed."""
+    for key, flag, _ in FLAGS:
+        v = getattr(args, key, None)
+        if v is not None and v < 1:
+            raise InvalidInstance(f"{flag} {v}: must be a positive integer")
+    for paper in registry.PAPERS.values():
+        for f in (paper.instance_options.flags if paper.instance_options else ()):
+            v = getattr(args, f.key, None)
+            if f.type is int and isinstance(v, int) and v < 0:
+                raise InvalidInstance(f"{f.flag} {v}: must be a non-negative integer")
+    if args.seed is not None and args.seed < 0:
+        raise InvalidInstance(f"--seed {args.seed}: must be a non-negative integer")
+    if not 16 <= args.prec <= 1 << 16:
+        raise InvalidInstance(f"--prec {args.prec}: must be in [16, 65536] bits")
+
+
+def _check_against_data(args, inst) -> None:
+    """Options that describe the data must agree with the file, not be ignored."""
+    for key, flag in (("n", "--n"), ("d", "--d"), ("T", "--T"), ("d_out", "--dout")):
+        v = getattr(args, key, None)
+        if v is not None and hasattr(inst, key) and getattr(inst, key) != v:
+            raise InvalidInstance(f"{flag} {v} conflicts with --data {Path(args.data).name}, which has "
+                                  f"{key} = {getattr(inst, key)}")
+    for key, flag in (("context", "--context"), ("degenerate", "--degenerate")):
+        if getattr(args, key, None) is not None:
+            raise InvalidInstance(f"{flag} draws generated data; it does not apply to --data")
+
+
+def writable_file(path: str, flag: str) -> None:
+    """``path`` can be written: not a folder, its folder exists, and a file
+    can be opened there (tried, and removed again if it was not there)."""
+    p = Path(path)
+    if p.is_dir():
+        raise InvalidInstance(f"{flag} {path}: is a folder; give a file name (e.g. weights.npz)")
+    folder = p.parent if str(p.parent) else Path(".")
+    if not folder.is_dir():
+        raise InvalidInstance(f"{flag} {path}: folder {folder} does not exist")
+    existed = p.exists()
+    try:
+        with p.open("ab"):
+            pass
+    except OSError as exc:
+        raise InvalidInstance(f"{flag} {path}: not writable ({exc.strerror or exc})") from None
+    if not existed:
+        p.unlink(missing_ok=True)
+
+
+def writable_folder(path: str, flag: str) -> None:
+    """Create ``path`` if needed and prove a file can be written in it,
+    before any work is done."""
+    import tempfile
+
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise InvalidInstance(f"{flag} {path}: exists and is not a folder")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=p, prefix=".mha-verify-probe-"):
+            pass
+    except OSError as exc:
+        raise InvalidInstance(f"{flag} {path}: cannot write there ({exc.strerror or exc})") from None
+
+
+def _parser() -> argparse.ArgumentParser:
+    registry.load_all()  # the papers' own instance flags
+    epilog = EXIT_CODES_HELP
+    p = Parser(prog="mha-verify", description=__doc__.splitlines()[0], epilog=epilog)
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=Parser)
+    lp = sub.add_parser("list", help="the statements and whether each has a checker", epilog=epilog)
+    lp.add_argument("--long", action="store_true", help="each statement in full: hypotheses, statement, checks")
+    lp.add_argument("--markdown", action="store_true", help="with --long: the docs page (docs/STATEMENTS.md)")
+    lp.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
+    for name, help_ in (("check", "check one statement on one instance"),
+                        ("audit", "check and print the proof step by step")):
+        sp = sub.add_parser(name, help=help_, formatter_class=argparse.RawDescriptionHelpFormatter,
+                            epilog=f"{epilog}\n\n{_statement_defaults()}")
+        sp.add_argument("id", help="statement id (see: mha-verify list)")
+        _instance_options(sp)
+    rp = sub.add_parser("report", help="run every checker and write the report", epilog=epilog)
+    mode = rp.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="seconds to a minute (CI smoke)")
+    mode.add_argument("--thorough", action="store_true", help=">= 200 drawn instances per statement")
+    rp.add_argument("--out", default="reports", help="output folder (default reports/)")
+    rp.add_argument("--seed", type=int, default=0, help="seed of the drawn instances, >= 0 (default 0)")
+    rp.add_argument("--json", action="store_true", help="print the summary as one JSON object on stdout")
+    return p
+
+
+def _cmd_list(args, out: Output) -> int:
+    if args.json:
+        return out.data({"statements": listing.rows()}, "")
+    if args.markdown and not args.long:
+        raise InvalidInstance("--markdown needs --long")
+    text = listing.markdown().rstrip("\n") if args.markdown else listing.long_text() if args.long else listing.short_text()
+    return out.data({}, text)
+
+
+def _cmd_check(args, out: Output, audit: bool) -> int:
+    from verifier.statements.runner import build_instance, run_check
+
+    if args.id not in registry.REGISTRY:
+        return out.fail("bad-input", f"unknown statement id {args.id!r}; see 'mha-verify list'", statement=args.id,
+                        command=args.cmd)
+    try:
+        st = registry.get(args.id)
+    except NotImplementedStatement as exc:
+        return out.fail("not-implemented", str(exc), statement=args.id, command=args.cmd)
+    _validate_values(args)
+    if args.save_weights is not None:
+        if not st.writes_weights:
+            writers = ", ".join(s for s, x in registry.REGISTRY.items() if x.writes_weights)
+            raise InvalidInstance(f"--save-weights: {args.id} constructs no weights to save; statements that do: "
+                                  f"{writers}")
+        writable_file(args.save_weights, "--save-weights")
+    if args.exact_input and args.data is None:
+        raise InvalidInstance("--exact-input reads --data; generated instances are exact already")
+    inst = build_instance(args.id, data=args.data, exact_input=args.exact_input, **_option_values(args, args.id))
+    if args.data is not None:
+        _check_against_data(args, inst)
+    options = {"save_weights": args.save_weights} if args.save_weights else {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ev = run_check(st.id, inst, prec=args.prec, seed=args.seed or 0, **options)
+    warned = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+    return out.evidence(ev, audit=audit, warned=warned)
+
+
+def _cmd_report(args, out: Output) -> int:
+    from verifier.report import build as report
+
+    if args.seed < 0:
+        raise InvalidInstance(f"--seed {args.seed}: must be a non-negative integer")
+    writable_folder(args.out, "--out")
+    mode = "quick" if args.quick else "thorough" if args.thorough else "default"
+    code = report.write_report(out=args.out, mode=mode, seed=args.seed, argv=sys.argv,
+                               summary_stream=sys.stderr if args.json else sys.stdout)
+    if args.json:
+        import json
+
+        summary = json.loads((Path(args.out) / "results.json").read_text())["summary"]
+        return out.data({"verdict": "report", "exit_code": code, "out": str(args.out), **summary}, "", code)
+    return code
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    out = Output(json_mode="--json" in argv)
+    try:
+        try:
+            args = _parser().parse_args(argv)
+        except UsageError as exc:
+            return out.fail("bad-input", str(exc), command=next((a for a in argv if not a.startswith("-")), None))
+        except SystemExit as exc:  # --help / --version printed: their own exit status
+            return int(exc.code or 0)
+        out.json_mode = bool(getattr(args, "json", False))
+        try:
+            if args.cmd == "list":
+                return _cmd_list(args, out)
+            if args.cmd in ("check", "audit"):
+                return _cmd_check(args, out, audit=args.cmd == "audit")
+            return _cmd_report(args, out)
+        except NotImplementedStatement as exc:
+            return out.fail("not-implemented", str(exc), statement=getattr(args, "id", None), command=args.cmd)
+        except (InvalidInstance, VerifierError) as exc:
+            return out.fail("bad-input", str(exc), statement=getattr(args, "id", None), command=args.cmd)
+    except BrokenPipeError:  # stdout closed (| head): the verdict's code stands
+        silence_stdout()
+        return out.code if out.code is not None else 0
+    except KeyboardInterrupt:
+        return out.fail("interrupted", "interrupted")
+    except Exception as exc:  # noqa: BLE001 - a bug in the verifier: one line, never a traceback
+        if out.code is not None:
+            return out.code  # the result was already printed
+        return out.fail("error", f"internal error: {type(exc).__name__}: {exc}")
+    finally:
+        try:
+            sys.stdout.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            silence_stdout()

@@ -1,0 +1,145 @@
+"""What the command line prints: the contract scripts rely on.
+
+* ``--json``: exactly ONE JSON object on stdout in every case -- the
+  evidence (plus ``exit_code`` and ``headline``), or for anything that is
+  not a verdict ``{"verdict": "bad-input" | "not-implemented" | "error" |
+  "interrupted", "exit_code": ..., "message": ...}``;
+* at most one line on stderr, ``mha-verify: ...``, for every outcome that is
+  neither verified nor refuted (bad input, hypotheses unmet, inconclusive,
+  checker error);
+* the exit code is decided before anything is printed, so a closed pipe
+  (``mha-verify check ... | head -1``) cannot change it;
+* warnings raised while checking go into the output (JSON ``warnings``), not
+  to stderr.
+
+>>> o = Output(json_mode=True, stream=__import__("io").StringIO())
+>>> o.fail("bad-input", "--seed -1: must be a non-negative integer", statement="theorem1")
+2
+>>> __import__("json").loads(o.stream.getvalue())["verdict"]
+'bad-input'
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+#: exit codes of the outcomes that are not a statement's verdict
+OUTCOME_CODES = {"bad-input": 2, "not-implemented": 2, "error": 4, "interrupted": 130}
+EXIT_CODES_HELP = ("exit codes: 0 verified, 1 refuted, 2 hypotheses unmet or bad input or an unknown / "
+                   "unimplemented statement (one line on stderr), 3 inconclusive (the message names the remedy, "
+                   "e.g. raise --prec), 4 checker error, 130 interrupted; with --json stdout holds exactly one JSON "
+                   "object in every case")
+
+
+def headline(ev) -> str:
+    """The verdict line, honest about the hypotheses: a certified conclusion
+    whose hypotheses are only evidenced says so."""
+    v = ev.verdict.upper()
+    how = f"{ev.method}" + (f", {ev.prec_bits} bits" if ev.prec_bits else "") + \
+        (f", tol {ev.tolerance:g}" if ev.tolerance else "")
+    unmet = [h.name for h in ev.hypotheses if h.status in ("refuted", "fails-at-precision")]
+    evidenced = [h.name for h in ev.hypotheses if h.status in ("evidence", "assumed")]
+    if ev.verdict == "verified":
+        kind = "conclusion certified" if ev.certified else "conclusion numerical, not certified"
+        if evidenced:
+            kind += f"; hypothesis {', '.join(evidenced)} only evidenced, not certified"
+        elif ev.hypotheses:
+            kind += "; hypotheses certified"
+        return f"{ev.statement}: {v} ({kind}; {how})"
+    if ev.verdict == "hypotheses-unmet":
+        return f"{ev.statement}: {v} ({'; '.join(unmet) or 'a hypothesis'} not met; {how})"
+    if ev.verdict == "refuted":
+        return f"{ev.statement}: {v} ({'certified' if ev.certified else 'not certified'}; {how})"
+    return f"{ev.statement}: {v} ({how})"
+
+
+def human_text(ev, audit: bool, warned=()) -> str:
+    lines = [headline(ev), f"  claimed : {ev.claimed}", f"  measured: {ev.measured}"]
+    if ev.margin is not None:
+        lines.append(f"  margin  : {ev.margin}")
+    lines += [f"  hypothesis {h.name}: {h.status}" + (f" ({h.detail})" if h.detail else "") for h in ev.hypotheses]
+    lines.append(f"  reason  : {ev.reason}")
+    lines += [f"  warning : {w}" for w in warned]
+    lines.append(f"  time    : {ev.seconds:.3f} s")
+    if audit:
+        lines += ["", "Audit trail:"]
+        for i, s in enumerate(ev.trail, 1):
+            lines.append(f"  {i:2d}. {s.title}" + (f"   [{s.uses}]" if s.uses else ""))
+            lines += [f"        {k}: {v}" for k, v in s.data.items()]
+        lines += [f"  certificate: {json.dumps(c, default=str, sort_keys=True)[:400]}" for c in ev.certificates]
+    return "\n".join(lines)
+
+
+STDERR_PREFIX = {"inconclusive": "inconclusive", "hypotheses-unmet": "hypotheses unmet", "error": "checker error"}
+
+
+class Output:
+    """Prints one result; remembers the exit code before printing, survives a
+    closed stdout, and keeps stderr to one line."""
+
+    def __init__(self, *, json_mode: bool, stream=None, err=None):
+        self.json_mode = json_mode
+        self.stream = stream if stream is not None else sys.stdout
+        self.err = err if err is not None else sys.stderr
+        self.code: int | None = None
+        self.printed = False
+
+    # -- the two kinds of result ------------------------------------------------
+    def evidence(self, ev, *, audit: bool, warned=()) -> int:
+        self.code = ev.exit_code
+        if self.json_mode:
+            d = ev.to_dict(with_trail=audit)
+            d.update(exit_code=self.code, headline=headline(ev), warnings=list(warned))
+            self._out(json.dumps(d, sort_keys=True))
+        else:
+            self._out(human_text(ev, audit, warned))
+        if ev.verdict in STDERR_PREFIX:
+            self._err(f"{STDERR_PREFIX[ev.verdict]}: {ev.reason}")
+        return self.code
+
+    def fail(self, verdict: str, message: str, *, statement: str | None = None, command: str | None = None,
+             code: int | None = None) -> int:
+        """A result that is not a verdict (bad input, unknown id, error)."""
+        self.code = OUTCOME_CODES.get(verdict, 2) if code is None else code
+        if self.json_mode:
+            self._out(json.dumps({"verdict": verdict, "exit_code": self.code, "message": message,
+                                  "statement": statement, "command": command}, sort_keys=True))
+        prefix = {"bad-input": "bad input: ", "error": "error: "}.get(verdict, "")
+        self._err(prefix + message)
+        return self.code
+
+    def data(self, obj: dict, text: str, code: int = 0) -> int:
+        """A listing or a summary: ``obj`` as JSON or ``text``."""
+        self.code = code
+        self._out(json.dumps(obj, sort_keys=True) if self.json_mode else text)
+        return code
+
+    # -- printing that a closed pipe cannot turn into a traceback ---------------
+    def _out(self, text: str) -> None:
+        if self.printed and self.json_mode:
+            return  # one JSON object, never two
+        self.printed = True
+        try:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+        except BrokenPipeError:
+            silence_stdout()
+
+    def _err(self, line: str) -> None:
+        line = " ".join(str(line).split())  # one line, whatever the message held
+        try:
+            self.err.write(f"mha-verify: {line}\n")
+            self.err.flush()
+        except (BrokenPipeError, OSError):
+            pass
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null (after EPIPE) so the interpreter's final
+    flush cannot fail and change the exit code."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
