@@ -38,6 +38,7 @@ column-pivoted QR is scipy's (torch has none), on matrices of r-ish rows.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -97,6 +98,7 @@ class Construction:
     factorisation_error: float = 0.0
     attention_ranks: tuple = ()
     backend: str = "numpy"
+    seconds: float = 0.0  # wall time of the construction
 
     @property
     def W(self) -> np.ndarray:
@@ -200,6 +202,7 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
     is min(H(r-1)+1, T) on the first ``target`` rows.  ``backend`` runs the
     large products (default: torch on CUDA when present, else numpy).
     """
+    t0 = time.perf_counter()
     b = get_backend(backend)
     mm = b.mm
     E = np.asarray(instance.contexts)
@@ -292,7 +295,8 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
         factors.append((np.zeros((d, 0)), np.zeros((d, 0))))
     Z = blocks.reshape(T, H * d)
     if not factor:
-        return Construction(tuple(rows), r, target, factors, None, None, Z, tuple(basis), heads, backend=b.name)
+        return Construction(tuple(rows), r, target, factors, None, None, Z, tuple(basis), heads, backend=b.name,
+                            seconds=time.perf_counter() - t0)
     W_K = np.zeros((H, d, instance.d_h))
     W_Q = np.zeros((H, d, instance.d_h))
     ranks, errors = [], []
@@ -303,4 +307,4 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
     if any(errors):  # compressed by an SVD: Z from the weights as returned
         Z = model.feature_matrix(E, e, W_K, W_Q)
     return Construction(tuple(rows), r, target, factors, W_K, W_Q, Z, tuple(basis), heads,
-                        max(errors), tuple(ranks), backend=b.name)
+                        max(errors), tuple(ranks), backend=b.name, seconds=time.perf_counter() - t0)

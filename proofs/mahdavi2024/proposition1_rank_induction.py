@@ -69,12 +69,15 @@ __all__ = ["check_proposition1", "theorem_hypotheses", "certify_construction_ran
            "build_key_query_weights"]
 
 
-def theorem_hypotheses(instance, *, prec: int = 128, seed: int = 0) -> list[Hypothesis]:
-    """The hypotheses shared by Prop. 1 and Thm. 1: n < d, Assumptions 1-2."""
+def theorem_hypotheses(instance, *, prec: int = 128, seed: int = 0, samples: int | None = None) -> list[Hypothesis]:
+    """The hypotheses shared by Prop. 1 and Thm. 1: n < d, Assumptions 1-2.
+    ``samples``: random n-subsets for Assumption 1's evidence when the
+    subsets cannot be exhausted (default: the checker's, the paper's 5000)."""
+    a1 = {} if samples is None else {"samples": int(samples)}
     return [
         n_less_than_d(instance),
         Hypothesis("d_h >= 1", "certified", f"d_h = {instance.d_h}"),
-        hypothesis_from_evidence("Assumption 1", check_assumption1(instance, prec=prec, seed=seed)),
+        hypothesis_from_evidence("Assumption 1", check_assumption1(instance, prec=prec, seed=seed, **a1)),
         hypothesis_from_evidence("Assumption 2", check_assumption2(instance, prec=prec, seed=seed)),
     ]
 
@@ -130,7 +133,8 @@ def construction_trail(instance, con: Construction) -> list[Step]:
     """The proof as it ran, head by head, in the paper's words."""
     steps = [Step("Setting", "Thm. 1 / Prop. 1",
                   {"T": instance.T, "n": instance.n, "d": instance.d, "H": instance.H, "d_h": instance.d_h,
-                   "r": con.r, "target rank min(H(r-1)+1, T)": con.target})]
+                   "r": con.r, "target rank min(H(r-1)+1, T)": con.target, "backend": con.backend,
+                   "seconds": {"construction": round(con.seconds, 3)}})]
     for hs in con.heads:
         if hs.claim2 is None:
             steps.append(Step(f"Head {hs.head}: base of the induction (fit {len(hs.new_rows)} examples)",

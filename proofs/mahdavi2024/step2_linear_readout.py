@@ -41,6 +41,7 @@ arXiv:2306.02010v3, Sec. 4.1 (Step 2), Eq. (8).
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 from flint import arb, arb_mat
 
 from verifier.arith.balls import to_arb_mat
@@ -74,7 +75,15 @@ def build_readout(M: np.ndarray, H: int, d: int, d_v: int, d_out: int) -> tuple[
 
 @construction("step2.solve_readout_float")
 def solve_readout_float(Z: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """M = Z^+ Y in float64 (least squares, minimum norm)."""
+    """M = Z^+ Y in float64 (least squares, minimum norm).  For a wide Z of
+    full row rank (numerically) Z^+ = Q R^{-T} from the thin QR Z^T = Q R:
+    one Householder QR instead of lstsq's SVD (5-10x faster at T ~ 10^3)."""
+    T, m = Z.shape
+    if 0 < T <= m:
+        Q, R = np.linalg.qr(Z.T)
+        diag = np.abs(np.diag(R))
+        if diag.min() > 1e-12 * diag.max():
+            return Q @ scipy.linalg.solve_triangular(R, Y, trans="T")
     return np.linalg.lstsq(Z, Y, rcond=None)[0]
 
 

@@ -266,20 +266,20 @@ class Backend:
         return a.diagonal() if self.is_torch else np.diagonal(a)
 
     def add_to_diagonal(self, a, x: float) -> None:
-        """a_ii <- fl(a_ii + x), in place."""
+        """a_ii <- fl(a_ii + x) on the last two axes (stacks too), in place."""
         if self.is_torch:
-            a.diagonal().add_(x)
+            a.diagonal(dim1=-2, dim2=-1).add_(x)
         else:
-            i = np.arange(min(a.shape))
-            a[i, i] += x
+            i = np.arange(min(a.shape[-2:]))
+            a[..., i, i] += x
 
     def scale_diagonal(self, a, x: float) -> None:
-        """a_ii <- fl(a_ii * x), in place."""
+        """a_ii <- fl(a_ii * x) on the last two axes, in place."""
         if self.is_torch:
-            a.diagonal().mul_(x)
+            a.diagonal(dim1=-2, dim2=-1).mul_(x)
         else:
-            i = np.arange(min(a.shape))
-            a[i, i] *= x
+            i = np.arange(min(a.shape[-2:]))
+            a[..., i, i] *= x
 
     def mm(self, a, b) -> np.ndarray:
         """``a @ b`` for numpy arrays, computed on this backend, returned as numpy

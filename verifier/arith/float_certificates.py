@@ -43,8 +43,9 @@ import numpy as np
 from flint import arb
 
 from verifier.arith.backend import get_backend
-from verifier.arith.compare import LowerBound, UpperBound
+from verifier.arith.compare import LowerBound, UpperBound, upper
 from verifier.arith.float_bounds import (
+    MAG,
     SLACK,
     UL,
     U,
@@ -61,7 +62,7 @@ from verifier.arith.float_bounds import (
 )
 from verifier.errors import InsufficientPrecision, InvalidInstance
 
-__all__ = ["FloatBall", "float_ball_of", "inverse_residual_bound", "sigma_min_lower_float",
+__all__ = ["FloatBall", "float_ball_of", "inverse_residual_bound", "inverse_residual_bounds", "sigma_min_lower_float",
            "residual_upper_float", "METHOD"]
 
 #: How the evidence names this path.
@@ -140,6 +141,14 @@ def inverse_residual_bound(A, R=None, *, backend=None) -> UpperBound:
         check_range(b, R)
     except FloatRangeError:
         return _NO_BOUND
+    total = _residual_row_bounds(b, mid, rad, R)
+    return UpperBound(arb(b.max(total))) if b.all_finite(total) else _NO_BOUND
+
+
+def _residual_row_bounds(b, mid, rad, R):
+    """Floats >= the row sums of |I - R X| for every X in the ball (any
+    leading batch axes; R and mid in range)."""
+    k = mid.shape[-1]
     g = gamma(k)
     D = -b.matmul(R, mid)
     b.add_to_diagonal(D, 1.0)  # fl(1 - P_ii): one rounding per diagonal entry
@@ -147,9 +156,38 @@ def inverse_residual_bound(A, R=None, *, backend=None) -> UpperBound:
     w = up_scale(b, rowsum_up(b, b.abs(mid)), g)
     if rad is not None:
         w = add_up(b, w, rowsum_up(b, rad))
-    t = nonneg_matmul_up(b, b.abs(R), w)
-    total = up_scale(b, add_up(b, a, t), Fraction(1), 3 * k * k * UL + SLACK)
-    return UpperBound(arb(b.max(total))) if b.all_finite(total) else _NO_BOUND
+    t = nonneg_matmul_up(b, b.abs(R), w[..., None])[..., 0]
+    return up_scale(b, add_up(b, a, t), Fraction(1), 3 * k * k * UL + SLACK)
+
+
+def inverse_residual_bounds(mids, rads=None, *, backend=None) -> np.ndarray:
+    """A stack of k x k balls (B, k, k): floats (numpy, one per matrix), each
+    ``>= max_X ||I - R_b X||_inf`` over ball b with R_b a float inverse of its
+    midpoint; ``inf`` where no usable inverse exists.  An entry below 1 proves
+    every matrix of that ball nonsingular (one-sided: an entry >= 1 proves
+    nothing).  Batched inverses and products: many small certificates at
+    matrix-product speed."""
+    b = get_backend(backend)
+    check_ieee(b)
+    mids = b.asarray(mids)
+    rads = None if rads is None else b.asarray(rads)
+    Bn, k = mids.shape[0], mids.shape[-1]
+    if Bn == 0 or k == 0:
+        return np.zeros(Bn)
+    check_range(b, mids, rads)
+    R = b.inv(mids)
+    if R is None:  # a whole-stack failure: certify them one by one
+        return np.array([upper(inverse_residual_bound(FloatBall(mids[i], None if rads is None else rads[i]),
+                                                      backend=b)) for i in range(Bn)])
+    absR = b.abs(R)
+    mag = absR.amax(dim=(-2, -1)) if b.is_torch else np.max(absR, axis=(-2, -1))
+    bad = b.to_numpy(~(mag <= MAG))  # also NaN
+    if bad.any():
+        R[b.asarray(bad.astype(np.float64)) > 0 if b.is_torch else bad] = 0.0  # R = 0: bound >= 1, not certified
+    rows = _residual_row_bounds(b, mids, rads, R)
+    out = b.to_numpy(rows.amax(dim=-1) if b.is_torch else np.max(rows, axis=-1)).astype(np.float64)
+    out[bad | ~np.isfinite(out)] = np.inf
+    return out
 
 
 def _gram_perturbation_bound(b, mid, rad) -> Fraction:

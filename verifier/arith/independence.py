@@ -8,6 +8,13 @@ vectorised over thousands of subsets.  A subset that fails for two primes is
 decided over Q with flint (dependent => exact null vector).  So every
 per-subset answer here is exact; no float screen is involved.
 
+Large subsets (k >= ``FLOAT_FROM_K``) are first tried by the rigorous float
+certificate (:func:`verifier.arith.float_certificates.inverse_residual_bounds`):
+the k x k image ``V_S G`` (G a fixed Gaussian d x k matrix) enclosed in float
+balls and proved nonsingular by ``||I - R X||_inf < 1`` with a priori error
+bounds; batched, about 8x faster than elimination mod p at k = 197.  Only
+the subsets it leaves open go to the modular test.
+
 >>> import numpy as np
 >>> sets = SubsetIndependence(np.array([[1., 0, 0], [0, 1, 0], [1, 1, 0]]))
 >>> mask, dep, _ = sets.independent(np.array([[0, 1], [0, 2]]))
@@ -29,6 +36,7 @@ __all__ = ["SubsetIndependence", "combination_blocks", "CHUNK_ELEMS"]
 
 _PRIMES = (1048573, 1048571)  # < 2^20: products < 2^40, exact in int64 and float64
 CHUNK_ELEMS = 4_000_000  # entries of the (B, k, k) work array per chunk
+FLOAT_FROM_K = 24  # subsets at least this large try the float certificate first
 
 
 def _full_rank_mod_p(Y: np.ndarray, p: int) -> np.ndarray:
@@ -94,6 +102,7 @@ class SubsetIndependence:
         self._mod: dict[int, np.ndarray] = {}
         self._proj: dict[tuple[int, int], np.ndarray] = {}
         self._q: list[list[fmpq]] | None = None
+        self._fproj: dict = {}
 
     def _vmod(self, p: int) -> np.ndarray:
         """Row i scaled by 2^e_i to integers, mod p (independence unchanged)."""
@@ -142,8 +151,8 @@ class SubsetIndependence:
         B, k = idx.shape
         if k > self.d:
             return np.zeros(B, dtype=bool), self.dependent(idx[0]), 0
-        ok = np.zeros(B, dtype=bool)
-        todo = np.arange(B)
+        ok = self._float_certified(idx) if k >= FLOAT_FROM_K else np.zeros(B, dtype=bool)
+        todo = np.flatnonzero(~ok)
         for p in _PRIMES:
             if todo.size == 0:
                 break
@@ -156,6 +165,35 @@ class SubsetIndependence:
                 return ok, dep, int(b)
             ok[b] = True
         return ok, None, B
+
+    def _float_certified(self, idx: np.ndarray) -> np.ndarray:
+        """Subsets proved independent by the float certificate on V_S G (a
+        one-sided test: False means "not proved here", never "dependent")."""
+        from verifier.arith.backend import get_backend
+        from verifier.arith.float_bounds import FloatRangeError, ball_matmul
+        from verifier.arith.float_certificates import inverse_residual_bounds
+
+        k = idx.shape[1]
+        b = get_backend("auto")
+        try:
+            if k not in self._fproj:
+                V = np.asarray(self.V, dtype=np.float64)
+                if k >= self.d:
+                    self._fproj[k] = (V, None)
+                else:
+                    G = np.random.default_rng([k, self.d]).standard_normal((self.d, k))
+                    mid, rad = ball_matmul(b, b.asarray(V), None, b.asarray(G), None)
+                    self._fproj[k] = (b.to_numpy(mid), b.to_numpy(rad))
+            mid, rad = self._fproj[k]
+            ok = np.zeros(idx.shape[0], dtype=bool)
+            step = max(1, CHUNK_ELEMS // (k * k))
+            for s in range(0, idx.shape[0], step):
+                part = idx[s:s + step]
+                bounds = inverse_residual_bounds(mid[part], None if rad is None else rad[part], backend=b)
+                ok[s:s + step] = bounds < 1.0
+            return ok
+        except FloatRangeError:
+            return np.zeros(idx.shape[0], dtype=bool)
 
     def dependent(self, subset):
         """(subset, exact null vector) if the vectors ``subset`` are dependent, else None."""

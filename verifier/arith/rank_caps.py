@@ -60,14 +60,33 @@ class RankCap:
 
 
 def _distinct_examples(E: np.ndarray, e: np.ndarray) -> int:
+    """Number of distinct examples (E^(t), e^(t)); float equality is rational
+    equality (-0.0 is read as 0.0).  A shared (stride-0) context is looked at
+    once; otherwise examples are grouped by a sha256 of their bytes and
+    compared exactly within a group (never T x n x d copies or row sorts)."""
+    import hashlib
+
     T = E.shape[0]
-    rows = np.concatenate([E.reshape(T, -1), e.reshape(T, -1)], axis=1)
-    return int(np.unique(rows, axis=0).shape[0])  # float equality is rational equality
+    e = np.asarray(e, dtype=np.float64).reshape(T, -1) + 0.0
+    if T == 1 or E.strides[0] == 0:  # one context for all: examples differ by their queries only
+        return int(np.unique(e, axis=0).shape[0])
+    groups: dict[bytes, list[int]] = {}
+    distinct = 0
+    for t in range(T):
+        x = np.ascontiguousarray(E[t], dtype=np.float64) + 0.0
+        key = hashlib.sha256(x.tobytes() + e[t].tobytes()).digest()
+        same = groups.setdefault(key, [])
+        if not any(np.array_equal(x, E[u] + 0.0) and np.array_equal(e[t], e[u]) for u in same):
+            distinct += 1
+            same.append(t)
+    return distinct
 
 
 def _token_sum_constant(E: np.ndarray):
     """(True, c) when every token sums exactly to one c (float screen, then fmpq)."""
     T, n, d = E.shape
+    if T > 1 and E.strides[0] == 0:  # a shared context: its n tokens are all the tokens
+        E, T = E[:1], 1
     tokens = np.asarray(E, dtype=np.float64).reshape(T * n, d)
     s = tokens.sum(axis=1)
     if not np.allclose(s, s[0], rtol=1e-9, atol=0.0):
@@ -87,7 +106,7 @@ def structural_rank_cap(contexts, queries, H: int) -> RankCap:
     if distinct < T:
         caps[f"{T - distinct} repeated examples (identical context and query)"] = distinct
     softmax_sums = None
-    if T > 1 and np.array_equal(E, np.broadcast_to(E[:1], E.shape)):
+    if T > 1 and (E.strides[0] == 0 or np.array_equal(E, np.broadcast_to(E[:1], E.shape))):  # stride 0: shared
         softmax_sums = prove_softmax_sums_to_one()
         if softmax_sums.holds and null_vectors_independent(stochastic_block_null_vectors(H, n)):
             caps["shared context (Prop. 2: H-1 null vectors of S)"] = H * (n - 1) + 1

@@ -90,6 +90,7 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     from verifier.report import experiments as report_experiments
     from verifier.report import html as report_html
     from verifier.report import papers as report_papers  # one section per later paper (maps, tables)
+    from verifier.report import scale as report_scale  # Theorem 1 on named instances at the paper's scale
     from verifier.report.figures import DRAWERS
 
     if mode not in MODES:
@@ -123,7 +124,12 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     paper_entries, paper_pngs = report_papers.build_sections(out, seed=seed, statements=statements,
                                                              statuses=statuses)
     _phase(phases, "papers", bar)
-    bad = report_experiments.has_error(experiments) or report_papers.has_error(paper_entries)
+    bar = Progress("paper's scale", len(report_scale.named_instances(mode)) if statements is None else 0,
+                   unit="named instances", quiet=quiet)
+    named = report_scale.run_named(mode if statements is None else "quick", seed=seed, progress=bar)
+    _phase(phases, "paper's scale", bar)
+    bad = (report_experiments.has_error(experiments) or report_papers.has_error(paper_entries)
+           or named["error"])
     code = 4 if bad else exit_code(rows, figures)
     results = {
         "paper": "; ".join(f"{p.title} ({p.citation})" for p in registry.PAPERS.values()),
@@ -137,16 +143,20 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
         "figures": {f["name"]: {k: f[k] for k in ("title", "caption", "file", "data", "error")} for f in figures},
         "experiments": report_experiments.results_entry(experiments),
         "papers_order": list(registry.PAPERS),
-        "papers": paper_entries,
+        "papers": paper_entries, "named_instances": named,
     }
     facts = environment.run_facts(argv=argv, started=t_start, phases=phases,
-                                  statement_seconds={r["id"]: r["seconds"] for r in rows})
+                                  statement_seconds={r["id"]: r["seconds"] for r in rows},
+                                  extra={"named_instance_seconds": {r["key"]: r.get("seconds", {})
+                                                                    for r in named["rows"]}})
     results = environment.strip_volatile(results)
     (out / "results.json").write_text(json.dumps(results, sort_keys=True, indent=1) + "\n")
     (out / "REPORT.md").write_text("".join((markdown.render_markdown(results), report_papers.markdown_sections(
-        results), report_experiments.markdown_section(environment.strip_volatile(experiments)))))
+        results), report_experiments.markdown_section(environment.strip_volatile(experiments)),
+        report_scale.markdown_section(environment.strip_volatile(named)))))
     page = report_papers.insert_html(report_html.render_html(results, figures), results, paper_pngs)
-    (out / "index.html").write_text(report_experiments.insert_html(page, environment.strip_volatile(experiments)))
+    page = report_experiments.insert_html(page, environment.strip_volatile(experiments))
+    (out / "index.html").write_text(report_scale.insert_html(page, environment.strip_volatile(named)))
     (out / "run.json").write_text(json.dumps(facts, sort_keys=True, indent=1) + "\n")
     counts = ", ".join(f"{v} {k}" for k, v in results["summary"]["status_counts"].items())
     print(f"mha-verify report ({mode}, seed {seed}): {counts}; {facts['duration_seconds']:.0f} s; "

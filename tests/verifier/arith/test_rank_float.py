@@ -70,3 +70,26 @@ def test_float_ball_minor_with_a_singular_member_is_not_certified():
     assert res.decision is Decision.UNDECIDED
     rad[1, 0] = 2.0**-50
     assert certify_rank_lower_bound(FloatBall(mid, rad), k=80, method="float").decision is Decision.TRUE
+
+
+def test_subset_independence_float_prepass_agrees_with_mod_p_and_misses_no_dependence():
+    """k >= FLOAT_FROM_K: the float certificate decides first; on exactly
+    dependent subsets (a planted exact combination) it must say nothing, and
+    where it certifies, elimination mod p agrees."""
+    from verifier.arith.independence import FLOAT_FROM_K, SubsetIndependence, _full_rank_mod_p, _PRIMES
+
+    rng = np.random.default_rng(11)
+    k, d, m = FLOAT_FROM_K + 2, FLOAT_FROM_K + 10, FLOAT_FROM_K + 20
+    V = np.round(rng.standard_normal((m, d)) * 64) / 64
+    V[3] = V[0] + V[1] - 0.5 * V[2]  # exact (dyadic): every subset holding 0, 1, 2, 3 is dependent
+    sets = SubsetIndependence(V)
+    idx = np.array([sorted(rng.choice(m, k, replace=False)) for _ in range(40)]
+                   + [sorted([0, 1, 2, 3] + list(rng.choice(np.arange(4, m), k - 4, replace=False))) for _ in range(5)])
+    cert = sets._float_certified(idx)
+    assert not cert[-5:].any()  # never on a dependent subset
+    assert cert[:40].mean() > 0.5  # and it does decide most random ones
+    W = sets._projected(_PRIMES[0], k)
+    modp = _full_rank_mod_p(W[idx[cert]], _PRIMES[0])
+    assert modp.all()
+    ok, dep, b = sets.independent(idx)
+    assert dep is not None and {0, 1, 2, 3} <= set(dep[0])  # the exact path still finds the dependence

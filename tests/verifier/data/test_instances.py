@@ -224,3 +224,11 @@ def test_load_npz_errors(tmp_path):
     np.savez(nan, contexts=_with(GOOD_E, (1, 1, 1), np.nan), queries=GOOD_e)
     with pytest.raises(InvalidInstance, match="NaN"):
         load_npz(nan)
+
+
+def test_shared_context_instance_holds_one_context():
+    inst = make_instance(H=12, n=197, d=768, d_h=197, context="shared", seed=0)  # T = 2353
+    assert inst.T == 2353 and inst.contexts.strides[0] == 0 and inst.contexts.base is not None
+    assert inst.contexts[0].nbytes == 197 * 768 * 8  # the one context; the rest is a stride-0 view
+    sub = inst.subset([0, 5, 7])
+    assert sub.contexts.strides[0] == 0 and sub.shared_context

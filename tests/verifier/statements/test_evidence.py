@@ -161,3 +161,14 @@ def test_json_round_trip_is_deterministic():
 def test_jsonable_gives_plain_json(x):
     y = jsonable(x)
     assert json.loads(json.dumps(y, sort_keys=True)) == y
+
+
+def test_instance_options_keep_T_relative_to_the_capacity():
+    from verifier.statements import registry
+
+    registry.load_all()
+    st = registry.REGISTRY["proposition2"]  # default H=3, n=3, T=9 = capacity 7 + 2
+    assert st.options()["T"] == 9
+    assert st.options(H=20, n=32, d=64)["T"] == 20 * 31 + 1 + 2
+    assert st.options(H=20, n=32, d=64, T=5)["T"] == 5  # a given T wins
+    assert registry.REGISTRY["theorem1"].options(H=20, n=32, d=64)["T"] is None  # capacity by default

@@ -1,0 +1,26 @@
+"""The report's named-instance section (verifier/report/scale.py): which
+instances each mode runs, and how a row renders (no heavy run here; the
+rows themselves come from the Theorem 1 checker, tested elsewhere)."""
+from verifier.report import scale
+
+
+def test_modes_pick_the_named_instances():
+    assert [n["key"] for n in scale.named_instances("quick")] == []
+    assert [n["key"] for n in scale.named_instances("default")] == ["fig2", "fig2-H60", "vit-shared"]
+    assert [n["key"] for n in scale.named_instances("thorough")][-2:] == ["vit-tight", "vit-random"]
+    opts = {n["key"]: n["options"] for n in scale.NAMED}
+    assert opts["fig2"] == dict(H=20, n=32, d=64, d_h=32, context="shared")
+    assert opts["vit-tight"]["d_h"] == opts["vit-tight"]["n"] == 197
+
+
+def test_row_renders_with_its_path_and_times():
+    row = {"key": "fig2", "name": "Fig. 2 setting", "options": dict(H=20, n=32, d=64, d_h=32, context="shared"),
+           "T": 621, "verdict": "verified", "certified_rank": 621, "rank_method": "float64 verification (Rump) ...",
+           "residual_bound": 1e-6, "command": "mha-verify check theorem1 --H 20", "seconds": {"total": 4.9,
+                                                                                            "construction": 0.2,
+                                                                                            "rank certificate": 0.3}}
+    md = scale.markdown_section({"mode": "default", "rows": [row], "error": False})
+    assert "| Fig. 2 setting | 20 | 32 | 64 | 32 | 621 | verified | 621 | float64 (Rump) | 1e-06 |" in md
+    page = scale.insert_html("<html><body></body></html>", {"mode": "default", "rows": [row], "error": False})
+    assert "<section id='scale'>" in page and page.endswith("</body></html>")
+    assert "(skipped in this mode)" in scale.markdown_section(scale.run_named("quick", seed=0))
