@@ -84,3 +84,21 @@ def test_identical_inputs_with_different_labels_are_never_memorized():
     ev = check_theorem1(from_arrays(E, e, y, H=3))
     assert ev.verdict != "verified"
     assert any("identical inputs" in c["kind"] for c in ev.certificates)
+
+
+def test_float_ball_inputs_are_refused_when_singular_and_certified_when_not():
+    """FloatBall input (the torch/float path's own balls), with and without radii."""
+    from verifier.arith.compare import Decision
+    from verifier.arith.float_certificates import FloatBall
+    from verifier.arith.rank import certify_rank_lower_bound
+    rng = np.random.default_rng(3)
+    for A in singular_family(seed=1, count=40, big=()):
+        n = A.shape[0]
+        for ball in (FloatBall(A, None), FloatBall(A, np.full(A.shape, 2.0 ** -40))):
+            for method in ("float", "arb"):
+                assert certify_rank_lower_bound(ball, k=n, method=method).decision is not Decision.TRUE
+    B = rng.standard_normal((6, 8))
+    for ball in (FloatBall(B, None), FloatBall(B, np.full(B.shape, 1e-12))):
+        for method in ("float", "arb"):
+            res = certify_rank_lower_bound(ball, k=6, method=method)
+            assert res.decision is Decision.TRUE and len(res.rows) == len(res.cols) == 6

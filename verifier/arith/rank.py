@@ -187,7 +187,7 @@ def _float_minor(mid: np.ndarray, ball, rows, cols):
         return mid[np.ix_(rows, cols)]
     if isinstance(ball, FloatBall):
         fb = float_ball_of(ball, "numpy")
-        return FloatBall(fb.mid[np.ix_(rows, cols)], fb.rad[np.ix_(rows, cols)])
+        return FloatBall(fb.mid[np.ix_(rows, cols)], None if fb.rad is None else fb.rad[np.ix_(rows, cols)])
     return float_ball_of(_ball_minor(mid, ball, rows, cols))
 
 
