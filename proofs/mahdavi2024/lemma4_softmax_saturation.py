@@ -131,13 +131,11 @@ def build_saturation_setting(instance, *, seed: int = 0, base: str = "claim1", b
     return {"W": W, "v": v, "w": w, "J": J, "saturated": list(range(len(J), T))}
 
 
-def saturation_logits(E, e, W, v, w, *, W_Q=None) -> tuple[list, list]:
+def saturation_logits(E, e, W, v, w) -> tuple[list, list]:
     """Eq. (1) in balls (verifier.model.mha_balls) for one example: b = E W e and
-    a' = E W' e with W' = v w^T formed in balls. With ``W_Q`` given, W is the
-    factor W_K and b = E (W_K (W_Q^T e))."""
+    a' = E W' e with W' = v w^T formed in balls."""
     E1, e1 = np.asarray(E)[None], np.asarray(e)[None]
-    b = logits_ball(E1, e1, W=[W])[0][0] if W_Q is None else \
-        logits_ball(E1, e1, np.asarray(W)[None], np.asarray(W_Q)[None])[0][0]
+    b = logits_ball(E1, e1, W=[W])[0][0]
     W_prime = to_arb_mat(np.asarray(v)[:, None]) * to_arb_mat(np.asarray(w)[None, :])
     return b, logits_ball(E1, e1, W=[W_prime])[0][0]
 
@@ -150,7 +148,7 @@ def saturation_constants_ball(b, ap, istar: int) -> tuple[arb, arb]:
 
 def c0_ball(R: arb, g: arb, eps: float, n: int) -> arb:
     """c0(eps) = (R + ln(2(n-1)/eps)) / g, in balls."""
-    return (R + arb(2 * (n - 1) / eps).log()) / g
+    return (R + (arb(2 * (n - 1)) / arb(eps)).log()) / g  # eps read exactly (a float), not 2(n-1)/eps rounded
 
 
 def error_bound_ball(R: arb, g: arb, c, n: int, *, factor: int = 2, uses_R: bool = True) -> arb:

@@ -78,3 +78,64 @@ def test_negative_control_missing_factor_two_is_refuted():
 
 def test_negative_control_missing_spread_is_refuted():
     assert control_lemma4_missing_spread().verdict == "refuted"
+
+
+
+# --- the constants, pinned (mutation testing: a changed constant must fail) ---------
+
+@given(st.floats(-5, 5), st.floats(0.01, 3), st.integers(1, 6), st.sampled_from([1e-12, 1e-3, 0.5]))
+def test_ball_constants_make_the_bound_equal_eps_at_c0(R, g, n, eps):
+    from flint import arb
+
+    from proofs.mahdavi2024.lemma4_softmax_saturation import c0_ball, error_bound_ball
+    with workprec(128):
+        Rb, gb = arb(R), arb(g)
+        if n == 1:
+            assert error_bound_ball(Rb, gb, 3.0, n).is_zero()
+            return
+        c0 = c0_ball(Rb, gb, eps, n)
+        assert abs(float(c0.mid()) - (R + math.log(2 * (n - 1) / eps)) / g) <= 1e-9 * (1 + abs(float(c0.mid())))
+        assert (error_bound_ball(Rb, gb, c0, n) - arb(eps)).contains(0)  # 2(n-1) exp(R - c0 g) = eps
+        no_R = error_bound_ball(Rb, gb, 1.5, n, uses_R=False)
+        assert abs(float(no_R.mid()) - 2 * (n - 1) * math.exp(-1.5 * g)) <= 1e-12 * float(no_R.mid())
+        half = error_bound_ball(Rb, gb, 1.5, n, factor=1)
+        assert abs(float(half.mid()) - (n - 1) * math.exp(R - 1.5 * g)) <= 1e-12 * float(half.mid())
+
+
+def test_float_constants_at_n_2_and_small_c0():
+    assert math.isclose(saturation_constant(0.5, 2.0, 0.1, 2), (0.5 + math.log(2 / 0.1)) / 2.0, rel_tol=1e-14)
+    assert math.isclose(saturation_error_bound(0.5, 2.0, 1.0, 2), 2 * math.exp(0.5 - 2.0), rel_tol=1e-14)
+    assert math.isclose(saturation_constant(-3.0, 10.0, 0.5, 3), 0.0)  # (R + ln 8)/g < 0: clipped at 0
+    small = saturation_constant(-1.0, 10.0, 0.5, 3)  # (ln 8 - 1)/10 ~ 0.108 < 1
+    assert math.isclose(small, (math.log(8.0) - 1.0) / 10.0, rel_tol=1e-14)
+
+
+def test_logit_spread_is_max_minus_chosen():
+    from proofs.mahdavi2024.lemma4_softmax_saturation import logit_spread
+    b = np.array([[1.0, 3.0, 2.0], [0.5, -1.0, 4.0]])
+    assert np.array_equal(logit_spread(b, np.array([0, 2])), np.array([2.0, 0.0]))
+
+
+def test_setting_is_the_documented_one():
+    for T in (2, 5, 7):
+        inst = make_instance(H=2, n=3, d=5, T=T, seed=2)
+        st_ = build_saturation_setting(inst)
+        k = min(inst.r - 1, T - 1)
+        assert st_["J"] == list(range(k)) and st_["saturated"] == list(range(k, T))
+
+
+def test_base_falls_back_to_the_exact_claim1_then_to_a_gaussian():
+    """float64 gives up on a context with a token repeated to 1e-17 relative:
+    the exact W* (rounded) serves; an exactly rank-deficient context: a Gaussian."""
+    from verifier.data.instances import from_arrays
+    base = make_instance(H=2, n=3, d=5, seed=4)
+    E = np.array(base.contexts)
+    E[:, 1] = E[:, 0] * (1 + 2.0 ** -52)
+    inst = from_arrays(E, base.queries, base.labels, H=2)
+    st_ = build_saturation_setting(inst)
+    J = st_["J"]
+    a = np.einsum("tnd,de,te->tn", inst.contexts[J], st_["W"], inst.queries[J])
+    assert np.all(np.isfinite(a)) and np.abs(st_["W"]).max() > 0
+    E[:, 1] = E[:, 0]
+    st2 = build_saturation_setting(from_arrays(E, base.queries, base.labels, H=2))
+    assert np.all(np.isfinite(st2["W"])) and np.abs(st2["W"]).max() < 10
