@@ -68,3 +68,17 @@ def test_negative_control_cap_minus_one_is_refuted():
 
 def test_negative_control_zero_sum_cap_minus_one_is_refuted():
     assert control_proposition5_zero_sum_minus_one().verdict == "refuted"
+
+
+def test_symbolic_proofs_cover_every_size_and_the_exact_caps():
+    from proofs.mahdavi2024.proposition5_sum_constant_cap import build_sum_constant_contexts, symbolic_proofs
+    for zero_sum, cap in ((False, 2 * (3 - 1) + 1), (True, 2 * (3 - 1))):
+        size_free, expanded, tiny = symbolic_proofs(5, 9, 11, zero_sum=zero_sum)
+        assert size_free.holds and size_free.sizes == {"n": "any"}
+        assert expanded.holds and expanded.sizes == {"H": 4, "n": 8, "d": 8}
+        assert tiny.holds and tiny.sizes["k"] == cap + 1  # every (cap+1)-minor vanishes: rank <= cap
+        assert tiny.sizes["rows"] == (5 if zero_sum else 6)
+    E = build_sum_constant_contexts(4, 3, 5, c=1, seed=0)
+    assert np.all(E.sum(axis=-1) == 1.0) and np.all(np.abs(E[..., :-1]) <= 2.0)
+    assert np.all(E[..., :-1] * 256 == np.round(E[..., :-1] * 256))
+    assert np.all(build_sum_constant_contexts(2, 2, 3, c=0).sum(axis=-1) == 0.0)
