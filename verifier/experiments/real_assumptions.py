@@ -202,7 +202,7 @@ def _assumption2(contexts: torch.Tensor, sample, budget: Budget) -> dict:
     return a2 | {"status": "fails", "basis": f"evidence at precision ({int((rho <= tau).sum())} contexts rho <= tau)"}
 
 
-def analyse_layer(contexts: torch.Tensor, queries: torch.Tensor, *, budget: Budget, seed: int, log=print,
+def analyse_layer(contexts: torch.Tensor, queries: torch.Tensor, *, budget: Budget, seed: int, log=lambda line: None,
                   exact_T: int = 256) -> dict:
     """All readings for one layer's float tokens.  The registered checkers
     read the first ``exact_T`` examples (they hold the contexts in float64)."""

@@ -60,7 +60,7 @@ _CACHE: dict = {}
 CACHES.append(_CACHE)
 
 
-def table1_results(scale: str, seed: int, log=print) -> dict:
+def table1_results(scale: str, seed: int, log=lambda line: None) -> dict:
     """Tokens of every layer and their analysis (memoised per scale/seed)."""
     key = (scale, seed)
     if key in _CACHE:

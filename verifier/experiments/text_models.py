@@ -123,7 +123,10 @@ def text_examples(tok, docs, *, n: int, T: int, seed: int, kind: str) -> tuple[t
 
 def _build(name: str, vocab: int, seed: int):
     from transformers import AutoModel, BertConfig, BertModel, GPT2Config, GPT2Model
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.set_verbosity_error()  # the report prints one line per phase: no config chatter, no bars
+    hf_logging.disable_progress_bar()
     torch.manual_seed(seed)
     if name.startswith("BERT"):
         model = BertModel(BertConfig(vocab_size=vocab, num_hidden_layers=1), add_pooling_layer=False)
@@ -131,7 +134,7 @@ def _build(name: str, vocab: int, seed: int):
             pe = model.embeddings.position_embeddings
             pe.weight.data.copy_(torch.from_numpy(sinusoidal_encoding(*pe.weight.shape)).float())
     elif name.startswith("GPT-2"):
-        model = GPT2Model(GPT2Config(vocab_size=vocab, n_layer=1))
+        model = GPT2Model(GPT2Config(vocab_size=vocab, n_layer=1, bos_token_id=vocab - 1, eos_token_id=vocab - 1))  # ids unused by the forward
     else:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         model = AutoModel.from_pretrained(minilm_path())

@@ -151,7 +151,8 @@ def _html_statement(row) -> str:
                f"{'; ' + _e(a.get('prec_bits')) + ' bits' if a.get('prec_bits') else ''}"
                f"{'; tolerance ' + _e(a.get('tolerance')) if a.get('tolerance') else ''}</li>"
                f"<li>{row['instances_tried']} instance(s): {row['certified_passes']} certified pass(es), "
-               f"{row['numerical_passes']} numerical; skipped (instance not accepted): {len(row['skipped'])}</li></ul>")
+               f"{row['numerical_passes']} numerical"
+               f"{'; ' + str(row['vacuous_passes']) + ' vacuous (nothing to check)' if row.get('vacuous_passes') else ''}; skipped (instance not accepted): {len(row['skipped'])}</li></ul>")
     if a.get("hypotheses"):
         out.append("<table><tr><th>hypothesis (default instance)</th><th>status</th><th>detail</th></tr>"
                    + "".join(f"<tr><td>{_e(h['name'])}</td><td>{_e(h['status'])}</td><td>{_e(h['detail'])}</td></tr>"

@@ -44,7 +44,8 @@ def _md_statement(row) -> list[str]:
             + (f", {a.get('prec_bits')} bits" if a.get("prec_bits") else "")
             + (f", tolerance {fmt(a.get('tolerance'))}" if a.get("tolerance") else "")
             + f"; {row['instances_tried']} instance(s), {row['certified_passes']} certified and "
-            f"{row['numerical_passes']} numerical passes.", ""]
+            f"{row['numerical_passes']} numerical passes"
+            + (f", {row['vacuous_passes']} vacuous (nothing to check)" if row.get("vacuous_passes") else "") + ".", ""]
     for h in a.get("hypotheses", []):
         out.append(f"- hypothesis {h['name']}: {h['status']}" + (f" ({h['detail']})" if h["detail"] else ""))
     for c in row["controls"]:

@@ -124,9 +124,16 @@ def row_status(row: dict) -> str:
         return "inconclusive"
     if "verified" not in verdicts:
         return "hypotheses-unmet"
-    if any(r["verdict"] == "verified" and not r["certified"] for r in row["instances"]):
+    passes = [r for r in row["instances"] if r["verdict"] == "verified" and not is_vacuous(r)]
+    if not passes or any(not r["certified"] for r in passes):  # a vacuous pass proves nothing either way
         return "verified (numerical)"
     return "verified"
+
+
+def is_vacuous(result: dict) -> bool:
+    """A pass with nothing to check (e.g. App. B.2 without an induction step):
+    neither a certified nor a numerical pass."""
+    return str(result.get("method", "")).startswith("vacuous")
 
 
 def summarise(sid: str, run: dict | None, controls: list[dict]) -> dict:
@@ -145,7 +152,8 @@ def summarise(sid: str, run: dict | None, controls: list[dict]) -> dict:
     row.update({
         "instances_tried": len(inst),
         "certified_passes": sum(r["verdict"] == "verified" and r["certified"] for r in inst),
-        "numerical_passes": sum(r["verdict"] == "verified" and not r["certified"] for r in inst),
+        "numerical_passes": sum(r["verdict"] == "verified" and not r["certified"] and not is_vacuous(r) for r in inst),
+        "vacuous_passes": sum(r["verdict"] == "verified" and is_vacuous(r) for r in inst),
         "verdict_counts": counts,
         "controls_total": len(controls), "controls_rejected": sum(c["rejected"] for c in controls),
         "worst_margin": min(margins) if margins else None, "margin_meaning": st.margin,

@@ -101,7 +101,10 @@ def table_rows(results, paper: str | None = None):
     for r in paper_rows(results, paper):
         sid = r["id"]
         others = ", ".join(f"{n} {v}" + (" (property fails there)" if v == "refuted" and r["kind"] != "claim of the paper" else "")
-                           for v, n in r["verdict_counts"].items() if v != "verified") or "-"
+                           for v, n in r["verdict_counts"].items() if v != "verified")
+        if r.get("vacuous_passes"):
+            others = ", ".join(x for x in (others, f"{r['vacuous_passes']} vacuous (nothing to check)") if x)
+        others = others or "-"
         ctrl = f"{r['controls_rejected']}/{r['controls_total']}" if r["implemented"] else "-"
         yield sid, r, others, ctrl
 
@@ -128,7 +131,8 @@ def measure_cell(r) -> tuple[str, str]:
 
 
 NOTES = ("certified: the deciding computation is exact rationals or ball arithmetic whose enclosure "
-         "excludes the bad case; numerical: float64 with a stated tolerance. The last two columns are each "
+         "excludes the bad case; numerical: float64 with a stated tolerance; vacuous: nothing to check on that instance (e.g. App. B.2 when "
+         "the construction has no induction step), counted neither way. The last two columns are each "
          "statement's own quantities, named in the cell: the smallest margin over the instances (what the "
          "margin measures is declared by the checker, e.g. 1e-20 max|y| - max |yhat - y| for Theorem 1) and "
          "the largest value of the quantity the checker declares (e.g. max |yhat - y| with the exact readout); "
