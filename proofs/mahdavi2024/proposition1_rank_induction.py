@@ -242,8 +242,9 @@ def _random_weights_rank(inst, seed: int) -> int:
 
 @figure("rank_vs_heads", statement="proposition1", title='rank(Z) vs number of heads',
         caption=(
-            'Numerical rank of Z (float64 SVD; crosses: the rank lower bound certified in arb) reached '
-            "by Proposition 1's construction, against Theorem 1's bound H(r-1)+1 and Proposition 2's "
+            'Numerical rank of Z (float64 SVD; black crosses: the rank lower bound certified in arb) reached '
+            "by Proposition 1's construction on T = H(n-1)+4 examples (three more than the cap, so that "
+            "the rank, not T, is what stops), against Theorem 1's bound H(r-1)+1 and Proposition 2's "
             'cap H(n-1)+1 for shared contexts. With shared contexts and d_h >= n the construction '
             'attains the cap exactly; random weights on random (non-shared) contexts exceed it, so the '
             'cap is specific to shared contexts.'))

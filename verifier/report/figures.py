@@ -168,9 +168,12 @@ def draw_rank_vs_heads(fig, data):
     n = data["n"]
     ax.plot(H, data["T"], ":", color="#9e9e9e", lw=1.2, label="T (examples)")
     ax.plot(H, data["cap_prop2"], "k--", lw=1.2, label="Prop. 2 cap H(n-1)+1 (shared contexts) = Thm. 1 bound H(r-1)+1")
-    ax.plot(H, data["construction_shared"], "o", color="#2e7d32", ms=9, label="construction, shared contexts, d_h = n")
-    ax.plot(H, data["construction_shared_certified"], "x", color="black", ms=7, label="  certified lower bound (arb)")
-    ax.plot(H, data["random_weights_shared"], "^", color="#ef6c00", ms=6, label="random weights, shared contexts")
+    ax.plot(H, data["construction_shared"], "o", mfc="none", mec="#2e7d32", mew=1.6, ms=13,
+            label="construction, shared contexts, d_h = n (numerical rank)")
+    ax.plot(H + 0.12, data["random_weights_shared"], "^", color="#ef6c00", ms=6,
+            label="random weights, shared contexts (drawn beside)")
+    ax.plot(H, data["construction_shared_certified"], "x", color="black", ms=8, mew=2, zorder=5,
+            label="construction: rank(Z) >= this, certified (arb minor)")
     ax.plot(H, data["random_weights_random_contexts"], "v", color="#8e24aa", ms=6,
             label="random weights, random contexts (no cap)")
     from matplotlib.ticker import MaxNLocator
@@ -178,7 +181,8 @@ def draw_rank_vs_heads(fig, data):
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("heads H")
     ax.set_ylabel("rank(Z) (numerical)")
-    ax.set_title(f"rank(Z) reached vs H  (n = d_h = {n}, d = {data['d']}, T = H(n-1)+4)", fontsize=10)
+    ax.set_title(f"rank(Z) reached vs H  (n = d_h = {n}, d = {data['d']}; T = H(n-1)+4 examples, "
+                 "3 more than the cap)", fontsize=10)
     ax.legend(fontsize=7.5, loc="upper left")
     ax.grid(alpha=0.3)
 
@@ -233,7 +237,7 @@ def draw_margins(fig, data):
     ax.set_ylabel("spectral norm")
     ax.set_title(f"App. B.2: perturbation < sigma_min^+ per head (Lemma 5)  (H = {data['H']}, "
                  f"n = {data['n']}, d = {data['d']}, shared contexts)", fontsize=9.5)
-    ax.legend(fontsize=7.5, loc="lower left")
+    ax.legend(fontsize=7.5, loc="upper center", ncol=2, bbox_to_anchor=(0.5, -0.13), frameon=False)  # below: no bar hidden
     ax.grid(alpha=0.3, axis="y", which="both")
 
 
