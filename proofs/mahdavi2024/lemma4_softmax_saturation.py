@@ -33,10 +33,17 @@ a' = (w^T e) E v from the exact float64 data, softmax by
    err = ||s - one-hot||_1 = 2 sum_{i != i*} s_i (exact since sum s = 1;
    this avoids the cancellation in 1 - s_{i*}).
 4. For m >= ``eps_from`` (default 1, i.e. c >= c0): err(c) <= eps.
-The inequality is nearly tight when n = 2 and the base logits favour the
-other token (err / bound = 1/(1 + S), S = e^{R - cg}): deciding it needs
-about (cg - R) log2(e) bits, so the precision ladder climbs to that
-(capped at ``MAX_BITS``); undecided there means inconclusive.
+The inequality is tight up to a factor 1/(1 + S), S = e^{R - cg}, when
+n = 2 and the base logits favour the other token: err and the bound then
+agree to about (cg - R) log10(e) digits (83,000 at c = 1000 c0 on some
+instances), beyond any ball precision.  Step 3 is therefore decided on the
+EXACT logits (rationals: the float64 data, W and W' = v w^T are dyadic):
+with delta_i = z_i - z_{i*} and y_i = delta_i - (R - c g) exact rationals,
+err <= factor (n-1) e^{U - cg} is equivalent to
+    D := 2 sum_i expm1(y_i) + (2 - factor)(n-1) - factor (n-1) sum_i e^{delta_i} <= 0
+(:func:`saturation_margin_ball`), where every y_i <= 0 for Lemma 4's bound
+and a y_i = 0 exactly gives expm1 = 0 exactly: no cancellation is left to
+the arithmetic.  The balls of err and of the bound are still reported.
 
 Not established
 ---------------
@@ -57,9 +64,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from flint import arb
+from flint import arb, fmpq
 
 from verifier.arith.balls import ball_max, to_arb_mat
+from verifier.arith.exact import to_fmpq, to_fmpq_mat
 from verifier.arith.compare import (
     Decision,
     certainly_less_equal,
@@ -156,15 +164,45 @@ def error_bound_ball(R: arb, g: arb, c, n: int, *, factor: int = 2, uses_R: bool
     return factor * (n - 1) * ((R if uses_R else arb(0)) - arb(c) * g).exp()
 
 
-def saturation_at(b, ap, istar: int, c: float, eps: float, bound: str, claim_eps: bool) -> tuple[Decision, dict]:
-    """err(c) <= bound(c) (and <= eps when ``claim_eps``) at the current precision."""
+def exact_saturation_logits(E, e, W, v, w) -> tuple[list, list]:
+    """b = E W e and a' = (E v)(w . e) as exact rationals (the float64 entries
+    are dyadic rationals)."""
+    Eq, Wq, eq = to_fmpq_mat(E), to_fmpq_mat(W), to_fmpq_mat(np.asarray(e)[:, None])
+    b = Eq * (Wq * eq)
+    Ev = Eq * to_fmpq_mat(np.asarray(v)[:, None])
+    we = (to_fmpq_mat(np.asarray(w)[None, :]) * eq)[0, 0]
+    return [b[i, 0] for i in range(b.nrows())], [Ev[i, 0] * we for i in range(Ev.nrows())]
+
+
+def saturation_margin_ball(bq, aq, istar: int, c: float, *, factor: int = 2, uses_R: bool = True) -> arb:
+    """D with err(c) <= factor (n-1) exp(U - c g) iff D <= 0 (module docstring),
+    from the exact logits; U = R (Lemma 4) or 0 (the wrong bound without R)."""
+    n, cq = len(bq), to_fmpq(c)
+    others = [i for i in range(n) if i != istar]
+    R = max(bq) - bq[istar]
+    g = aq[istar] - max(aq[i] for i in others)
+    shift = (R if uses_R else fmpq(0)) - cq * g
+    delta = [(bq[i] - bq[istar]) + cq * (aq[i] - aq[istar]) for i in others]
+    expm1 = sum((arb(d - shift).expm1() for d in delta), arb(0))
+    tail = sum((arb(d).exp() for d in delta), arb(0))
+    return 2 * expm1 + (2 - factor) * (n - 1) - factor * (n - 1) * tail
+
+
+def saturation_at(b, ap, istar: int, c: float, eps: float, bound: str, claim_eps: bool,
+                  exact=None) -> tuple[Decision, dict]:
+    """err(c) <= bound(c) (and <= eps when ``claim_eps``) at the current precision;
+    with ``exact`` = (b, a') as rationals the first is decided by D <= 0."""
     n = len(b)
     _, factor, uses_R = BOUNDS[bound]
     R, g = saturation_constants_ball(b, ap, istar)
     s = softmax_ball([bi + arb(c) * ai for bi, ai in zip(b, ap)])
     err = 2 * sum((s[i] for i in range(n) if i != istar), arb(0))  # = ||s - one-hot||_1 since sum s = 1
     bnd = error_bound_ball(R, g, c, n, factor=factor, uses_R=uses_R)
-    decs = {"err <= bound": certainly_less_equal(err, bnd)}
+    if exact is not None:
+        decs = {"err <= bound": certainly_less_equal(
+            saturation_margin_ball(*exact, istar, c, factor=factor, uses_R=uses_R), arb(0))}
+    else:
+        decs = {"err <= bound": certainly_less_equal(err, bnd)}
     if claim_eps:
         decs["err <= eps"] = certainly_less_equal(err, arb(eps))
     return Decision.all(decs.values()), {"err": err, "bound": bnd, "decisions": decs}
@@ -184,7 +222,8 @@ def check_lemma4(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3,
     for t in st["saturated"] if n > 1 else []:
         with workprec(prec):
             b, ap = saturation_logits(E[t], e[t], st["W"], st["v"], st["w"])
-            istar = int(np.argmax([float(x.mid()) for x in ap]))
+            exact = exact_saturation_logits(E[t], e[t], st["W"], st["v"], st["w"])
+            istar = max(range(n), key=lambda i: exact[1][i])  # the exact argmax of a
             R, g = saturation_constants_ball(b, ap, istar)
             gap_status.append(certainly_positive(g))
             c0 = c0_ball(R, g, eps, n)
@@ -197,9 +236,9 @@ def check_lemma4(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3,
             need = 64 + 1.5 * math.log2(math.e) * max(0.0, c * float(g.mid()) - float(R.mid()))
             cap = int(min(MAX_BITS, max(4096, 2 ** math.ceil(math.log2(need)))))
 
-            def attempt(bits, t=t, c=c, m=m):
+            def attempt(bits, t=t, c=c, m=m, exact=exact):
                 bb, aa = saturation_logits(E[t], e[t], st["W"], st["v"], st["w"])
-                return saturation_at(bb, aa, istar, c, eps, bound, m >= eps_from)
+                return saturation_at(bb, aa, istar, c, eps, bound, m >= eps_from, exact=exact)
 
             dec, pay, bits = with_precision_ladder(attempt, prec=prec, max_prec=cap)
             decisions.append(dec)

@@ -3,7 +3,7 @@ at c0/4, c0, 10 c0, 1000 c0; c below c0 and two wrong bounds are refuted."""
 import math
 
 import numpy as np
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from proofs.mahdavi2024.lemma4_softmax_saturation import (
@@ -26,6 +26,7 @@ from verifier.data.strategies import attention_instances
                            context=st.sampled_from(["random", "uniform", "pe"]),
                            T=st.integers(2, 6)), st.integers(0, 2**16),
        st.sampled_from([1e-1, 1e-3, 1e-8]), st.sampled_from([("claim1", 1.0), ("gaussian", 1.0), ("gaussian", 20.0)]))
+@example(make_instance(H=1, n=2, d=3, T=5, d_h=1, d_v=1, context="random", seed=1126), 2251, 1e-8, ("gaussian", 20.0))
 def test_saturation_bound_holds_in_balls(inst, seed, eps, base):
     ev = check_lemma4(inst, seed=seed, eps=eps, base=base[0], base_scale=base[1])
     assert ev.verdict == "verified" and ev.certified, ev.reason
@@ -71,9 +72,10 @@ def test_negative_control_c_below_c0_is_refuted():
 def test_negative_control_missing_factor_two_is_refuted():
     ev = control_lemma4_missing_factor_two()
     assert ev.verdict == "refuted" and ev.measured["n"] == 2
-    # ... while the correct bound holds on the same instance (nearly tight: high precision needed)
+    # ... while the correct bound holds on the same nearly tight instance, decided on the exact
+    # logits at the first precision (in balls alone it needed the ladder's high precision)
     ok = check_lemma4(make_instance(**CONTROL_INSTANCE))
-    assert ok.verdict == "verified" and ok.measured["max prec_bits"] > 128
+    assert ok.verdict == "verified" and ok.certified and ok.measured["max prec_bits"] == 128
 
 
 def test_negative_control_missing_spread_is_refuted():
@@ -139,3 +141,35 @@ def test_base_falls_back_to_the_exact_claim1_then_to_a_gaussian():
     E[:, 1] = E[:, 0]
     st2 = build_saturation_setting(from_arrays(E, base.queries, base.labels, H=2))
     assert np.all(np.isfinite(st2["W"])) and np.abs(st2["W"]).max() < 10
+
+
+def test_tight_case_is_decided_on_the_exact_logits():
+    """n = 2 with the base logits favouring the other token: err and the bound agree to
+    ~83,000 digits at c = 1000 c0 (undecidable in balls at 2^18 bits); D <= 0 decides it
+    exactly, and the wrong bounds are still refuted on the same example."""
+    inst = make_instance(H=1, n=2, d=3, T=5, d_h=1, d_v=1, context="random", seed=1126)
+    ev = check_lemma4(inst, seed=2251, eps=1e-8, base="gaussian", base_scale=20.0)
+    assert ev.verdict == "verified" and ev.certified
+    assert max(c["prec_bits"] for r in ev.certificates for c in r["checks"]) <= 4096
+    for wrong in ("no-2", "no-R"):
+        assert check_lemma4(inst, seed=2251, eps=1e-8, base="gaussian", base_scale=20.0,
+                            bound=wrong).verdict == "refuted"
+
+
+def test_margin_sign_matches_the_inequality():
+    """D <= 0 iff err <= factor (n-1) e^{U - cg}, on exact logits where both sides are computable."""
+    from flint import arb, fmpq
+
+    from proofs.mahdavi2024.lemma4_softmax_saturation import saturation_margin_ball
+    from verifier.arith.compare import Decision, certainly_less_equal
+
+    b, a = [fmpq(1), fmpq(0), fmpq(-1, 2)], [fmpq(0), fmpq(1), fmpq(-1)]  # i* = 1, R = 1, g = 1
+    for c, factor, uses_R in [(0.5, 2, True), (3.0, 2, True), (3.0, 1, True), (0.0, 1, True), (2.0, 2, False)]:
+        z = [bi + fmpq(*c.as_integer_ratio()) * ai for bi, ai in zip(b, a)]
+        ex = [arb(zi).exp() for zi in z]
+        err = 2 * (ex[0] + ex[2]) / (ex[0] + ex[1] + ex[2])
+        bound = factor * 2 * (arb(1 if uses_R else 0) - arb(c)).exp()
+        D = saturation_margin_ball(b, a, 1, c, factor=factor, uses_R=uses_R)
+        truth = certainly_less_equal(err, bound)
+        assert truth is not Decision.UNDECIDED
+        assert certainly_less_equal(D, arb(0)) is truth, (c, factor, uses_R)
