@@ -5,14 +5,16 @@ generates mutants (operators, comparisons, constants, ...) of every plain
 function, runs the tests that call the mutated function (mutmut's own
 coverage per function), and records killed / survived / timeout.  Every
 survivor is either killed by a new test or listed as equivalent, with a
-one-line reason, in ``tests/soundness/MUTANTS.md``.
+one-line reason, in ``tests/soundness/mutants_equivalent.json`` (or matched
+by one of the :data:`RULES`); ``tests/soundness/MUTANTS.md`` is the summary.
 
 It runs in a scratch copy (``git worktree``) so the working tree is never
 mutated, one module at a time (each with its own test selection), niced:
 
-    pip install -e ".[dev]"          # mutmut 3 (or: pip install "mutmut>=3.3,<4")
+    pip install "mutmut>=3.3,<4"     # the dev extra
     nice -n 10 python benchmarks/mutation.py                 # every target
     nice -n 10 python benchmarks/mutation.py compare rank    # some targets
+    nice -n 10 python benchmarks/mutation.py --survivors rank # rerun a target's survivors only
     python benchmarks/mutation.py --summary                  # tables from the last runs
 
 Results: ``reports/experiments/mutation/<target>.json`` (counts, survivors
@@ -119,8 +121,15 @@ def _config(module: str, tests: list[str]) -> str:
     return "\n".join(lines)
 
 
-def run_target(name: str, max_children: int) -> dict:
-    module, tests = TARGETS[name]
+def _blob(module: str) -> str:
+    """The committed module's git blob id (mutant names are stable while it is unchanged)."""
+    return subprocess.run(["git", "rev-parse", f"HEAD:{module}"], cwd=ROOT, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def _mutmut_run(module: str, tests: list[str], max_children: int, names: list[str]):
+    """mutmut run in SCRATCH on ``module`` (all its mutants, or only ``names``):
+    (exit codes by mutant, seconds, process output, env)."""
     pyproject = SCRATCH / "pyproject.toml"
     base = subprocess.run(["git", "show", "HEAD:pyproject.toml"], cwd=ROOT, capture_output=True, text=True).stdout
     pyproject.write_text(base + _config(module, tests))
@@ -128,23 +137,58 @@ def run_target(name: str, max_children: int) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["HYPOTHESIS_PROFILE"] = "ci"  # derandomized: a mutant's verdict does not depend on the draw
     t0 = time.perf_counter()
-    proc = subprocess.run([_mutmut(), "run", "--max-children", str(max_children)], cwd=SCRATCH, env=env,
+    proc = subprocess.run([_mutmut(), "run", "--max-children", str(max_children), *names], cwd=SCRATCH, env=env,
                           capture_output=True, text=True)
     seconds = time.perf_counter() - t0
     meta = SCRATCH / "mutants" / (module + ".meta")
-    if not meta.exists():
-        return {"target": name, "module": module, "error": proc.stdout[-3000:] + proc.stderr[-3000:]}
-    codes = json.loads(meta.read_text())["exit_code_by_key"]
+    codes = json.loads(meta.read_text())["exit_code_by_key"] if meta.exists() else {}
+    return codes, seconds, proc.stdout[-3000:] + proc.stderr[-3000:], env
+
+
+def run_target(name: str, max_children: int) -> dict:
+    module, tests = TARGETS[name]
+    codes, seconds, output, env = _mutmut_run(module, tests, max_children, [])
+    if not codes or all(c is None for c in codes.values()):  # e.g. "Failed to run clean test"
+        return {"target": name, "module": module, "error": output}
     counts: dict[str, int] = {}
     survivors = []
     for key, code in sorted(codes.items()):
         status = STATUS.get(code, f"exit {code}")
         counts[status] = counts.get(status, 0) + 1
-        if status in ("survived", "timeout", "suspicious", "no tests"):
+        if status in ("survived", "timeout", "suspicious", "no tests", "not checked"):
             diff = subprocess.run([_mutmut(), "show", key], cwd=SCRATCH, env=env, capture_output=True, text=True)
             survivors.append({"mutant": key, "status": status, "diff": diff.stdout.strip()})
-    return {"target": name, "module": module, "tests": tests, "generated": len(codes), "counts": counts,
-            "survivors": survivors, "seconds": round(seconds, 1)}
+    return {"target": name, "module": module, "module_blob": _blob(module), "tests": tests,
+            "generated": len(codes), "counts": counts, "survivors": survivors, "seconds": round(seconds, 1)}
+
+
+def rerun_survivors(name: str, max_children: int) -> dict:
+    """Rerun only the stored survivors of ``name`` against the committed tests (after
+    new tests were written to kill them); killed ones move to the killed count."""
+    r = json.loads((OUT / f"{name}.json").read_text())
+    module, tests = TARGETS[name]
+    if r.get("module_blob") != _blob(module):
+        raise SystemExit(f"{name}: {module} changed since its run (mutant names shift): run the target again")
+    names = [x["mutant"] for x in r["survivors"] if x["status"] in ("survived", "suspicious", "no tests")]
+    if not names:
+        return r
+    codes, seconds, output, _ = _mutmut_run(module, tests, max_children, names)
+    if all(codes.get(k) is None for k in names):
+        raise SystemExit(f"{name}: the rerun checked nothing:\n{output}")
+    keep = []
+    for x in r["survivors"]:
+        status = STATUS.get(codes.get(x["mutant"]), "not checked") if x["mutant"] in names else x["status"]
+        if status != x["status"]:
+            r["counts"][x["status"]] -= 1
+            r["counts"][status] = r["counts"].get(status, 0) + 1
+            r.setdefault("rerun", []).append({"mutant": x["mutant"], "was": x["status"], "now": status})
+        if status == "killed":
+            continue
+        keep.append(dict(x, status=status))
+    r["survivors"], r["tests"] = keep, tests
+    r["counts"] = {k: v for k, v in r["counts"].items() if v}
+    r["rerun_seconds"] = round(r.get("rerun_seconds", 0) + seconds, 1)
+    return r
 
 
 def _changed_lines(diff: str) -> tuple[list[str], list[str]]:
@@ -153,39 +197,65 @@ def _changed_lines(diff: str) -> tuple[list[str], list[str]]:
     return minus, plus
 
 
-def classify(survivor: dict) -> str:
-    """'message-only' when the mutant only rewrites the arguments of a raised
-    exception (its text: the verdict cannot depend on it); else 'open'."""
+EQUIVALENT_FILE = ROOT / "tests" / "soundness" / "mutants_equivalent.json"
+RULES = {  # rule -> the one-line reason every mutant it matches shares
+    "message-only": "rewrites only the text of a raised exception: no verdict depends on it",
+    "arb-none-is-zero": "arb(None) is arb(0) in python-flint: the same number",
+}
+
+
+def _rule(minus: list[str], plus: list[str]) -> str | None:
+    if not (minus and plus):
+        return None
+    if all(m.startswith("raise ") for m in minus + plus) and \
+            {m.split("(")[0] for m in minus} == {p.split("(")[0] for p in plus}:
+        return "message-only"
+    m, p = " ".join(minus), " ".join(plus)
+    if "arb(0)" in m and m.replace("arb(0)", "arb(None)") == p:  # (fmpq(None), fmpz(None) raise)
+        return "arb-none-is-zero"
+    return None
+
+
+def classify(survivor: dict, equivalents: dict | None = None) -> str:
+    """A survivor's class: a rule of :data:`RULES`, 'listed' (a one-line reason
+    in tests/soundness/mutants_equivalent.json), or 'open' (needs a test or a reason)."""
     minus, plus = _changed_lines(survivor.get("diff", ""))
-    if minus and plus and all(m.startswith("raise ") for m in minus + plus):
-        if {m.split("(")[0] for m in minus} == {p.split("(")[0] for p in plus}:
-            return "message-only"
-    return "open"
+    rule = _rule(minus, plus)
+    if rule:
+        return rule
+    name = survivor["mutant"]
+    if equivalents is None:
+        equivalents = json.loads(EQUIVALENT_FILE.read_text()) if EQUIVALENT_FILE.exists() else {}
+    return "listed" if name in equivalents else "open"
 
 
 def summary() -> str:
-    rows = ["| target | module | generated | killed | timeout | survived: message-only | survived: open | "
-            "other | seconds |", "|---|---|---|---|---|---|---|---|---|"]
-    open_rows = []
+    """Markdown: per target the counts, then every survivor and timeout not killed,
+    with its class and reason (the body of tests/soundness/MUTANTS.md)."""
+    equivalents = json.loads(EQUIVALENT_FILE.read_text()) if EQUIVALENT_FILE.exists() else {}
+    rows = ["| target | module | generated | killed | timeout | survived: equivalent | survived: open | "
+            "no tests | seconds |", "|---|---|---|---|---|---|---|---|---|"]
+    detail = []
     for f in sorted(OUT.glob("*.json")):
         r = json.loads(f.read_text())
         if "counts" not in r:
-            rows.append(f"| {r['target']} | {r['module']} | error | | | | | | |")
+            rows.append(f"| {r['target']} | `{r['module']}` | error | | | | | | |")
             continue
         c = r["counts"]
-        surv = [x for x in r["survivors"] if x["status"] == "survived"]
-        msg = sum(classify(x) == "message-only" for x in surv)
-        other = sum(v for k, v in c.items() if k not in ("killed", "survived", "timeout"))
+        classes = [(x, classify(x, equivalents)) for x in r["survivors"]]
+        surv = [(x, k) for x, k in classes if x["status"] == "survived"]
+        eq = sum(k != "open" for _, k in surv)
         rows.append(f"| {r['target']} | `{r['module']}` | {r['generated']} | {c.get('killed', 0)} | "
-                    f"{c.get('timeout', 0)} | {msg} | {len(surv) - msg} | {other} | {r['seconds']} |")
-        for x in r["survivors"]:
-            if x["status"] != "killed" and classify(x) == "open":
-                minus, plus = _changed_lines(x["diff"])
-                open_rows.append(f"| {x['status']} | `{x['mutant'].split('.')[-1]}` | `{' / '.join(minus)[:90]}` -> "
-                                 f"`{' / '.join(plus)[:90]}` |")
+                    f"{c.get('timeout', 0)} | {eq} | {len(surv) - eq} | {c.get('no tests', 0)} | {r['seconds']} |")
+        for x, k in classes:
+            minus, plus = _changed_lines(x["diff"])
+            reason = RULES.get(k) or equivalents.get(x["mutant"], "OPEN: needs a test or a reason")
+            detail.append(f"| {r['target']} | {x['status']} | `{x['mutant'].split('.')[-1]}` | "
+                          f"`{' / '.join(minus)[:80]}` -> `{' / '.join(plus)[:80]}` | {k}: {reason} |")
     text = "\n".join(rows) + "\n"
-    if open_rows:
-        text += "\n| status | mutant | change |\n|---|---|---|\n" + "\n".join(open_rows) + "\n"
+    if detail:
+        text += ("\n| target | status | mutant | change | class: reason |\n|---|---|---|---|---|\n"
+                 + "\n".join(d.replace("\n", " ") for d in detail) + "\n")
     return text
 
 
@@ -194,12 +264,14 @@ def main(argv=None) -> int:
     ap.add_argument("targets", nargs="*", help=f"default: all of {', '.join(TARGETS)}")
     ap.add_argument("--max-children", type=int, default=1)
     ap.add_argument("--summary", action="store_true", help="only write summary.md from the stored results")
+    ap.add_argument("--survivors", action="store_true",
+                    help="rerun only the stored survivors of the targets (after tests were added to kill them)")
     args = ap.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
     if not args.summary:
         _scratch()
         for name in args.targets or list(TARGETS):
-            res = run_target(name, args.max_children)
+            res = (rerun_survivors if args.survivors else run_target)(name, args.max_children)
             (OUT / f"{name}.json").write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
             print(name, res.get("counts", res.get("error", "")[:500]), res.get("seconds"), flush=True)
     (OUT / "summary.md").write_text(summary())
