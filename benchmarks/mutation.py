@@ -36,7 +36,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "reports" / "experiments" / "mutation"
-SCRATCH = Path(os.environ.get("MUTATION_WORKDIR", "/tmp/mha-verify-mutation"))
+# one scratch per worktree: two runs sharing one would delete each other's mutants
+SCRATCH = Path(os.environ.get("MUTATION_WORKDIR", f"/tmp/mha-verify-mutation-{ROOT.name}"))
 
 T = "tests/"
 SOUND = [T + "soundness/test_planted_false.py", T + "soundness/test_always_true.py",
