@@ -51,7 +51,8 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
                                           T + "verifier/arith/test_singular_values.py"]),
     "exact": ("verifier/arith/exact.py", [T + "verifier/arith/test_exact.py", T + "verifier/arith/test_null_vectors.py",
                                           T + "proofs/mahdavi2024/test_claim1_fit_one_head.py"] + SOUND[:1]),
-    "rank": ("verifier/arith/rank.py", [DECIDE, T + "verifier/arith/test_rank.py", T + "verifier/arith/test_rank_float.py"]
+    "rank": ("verifier/arith/rank.py", [DECIDE, T + "verifier/arith/test_rank.py", T + "verifier/arith/test_rank_float.py",
+                                        T + "verifier/arith/test_rank_pinned.py"]
              + SOUND[:2]),
     "null_vectors": ("verifier/arith/null_vectors.py", [T + "verifier/arith/test_null_vectors.py"]),
     "singular_values": ("verifier/arith/singular_values.py", [T + "verifier/arith/test_singular_values.py",
@@ -205,11 +206,27 @@ RULES = {  # rule -> the one-line reason every mutant it matches shares
 }
 
 
-def _rule(minus: list[str], plus: list[str]) -> str | None:
+def _in_raise(diff: str) -> bool:
+    """Every changed line is a ``raise X(...)`` line or a string continuation of
+    one (the lines before it in the hunk, back to a ``raise``, are strings too)."""
+    lines = [ln for ln in diff.splitlines() if not ln.startswith(("---", "+++", "@@", "#"))]
+    for i, ln in enumerate(lines):
+        if ln[:1] not in "+-":
+            continue
+        j, text = i, ln[1:].strip()
+        while not text.startswith("raise "):
+            if not text.startswith(('"', "f\"", "'", "f'")) or j == 0:
+                return False
+            j -= 1
+            text = lines[j][1:].strip()
+    return True
+
+
+def _rule(minus: list[str], plus: list[str], diff: str = "") -> str | None:
     if not (minus and plus):
         return None
-    if all(m.startswith("raise ") for m in minus + plus) and \
-            {m.split("(")[0] for m in minus} == {p.split("(")[0] for p in plus}:
+    raises = [x.split("(")[0] for x in minus + plus if x.startswith("raise ")]
+    if len(set(raises)) <= 1 and _in_raise(diff):
         return "message-only"
     m, p = " ".join(minus), " ".join(plus)
     if "arb(0)" in m and m.replace("arb(0)", "arb(None)") == p:  # (fmpq(None), fmpz(None) raise)
@@ -221,7 +238,7 @@ def classify(survivor: dict, equivalents: dict | None = None) -> str:
     """A survivor's class: a rule of :data:`RULES`, 'listed' (a one-line reason
     in tests/soundness/mutants_equivalent.json), or 'open' (needs a test or a reason)."""
     minus, plus = _changed_lines(survivor.get("diff", ""))
-    rule = _rule(minus, plus)
+    rule = _rule(minus, plus, survivor.get("diff", ""))
     if rule:
         return rule
     name = survivor["mutant"]

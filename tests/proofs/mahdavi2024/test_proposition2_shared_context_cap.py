@@ -85,3 +85,66 @@ def test_cli_gives_a_certified_verdict():
     assert proc.returncode == 0, proc.stderr
     d = json.loads(proc.stdout)
     assert d["verdict"] == "verified" and d["certified"] is True
+
+
+# --- pinned pieces (mutation testing, issue 9) ---
+
+def test_assumption_hypotheses_pass_names_prec_and_seed(monkeypatch):
+    import proofs.mahdavi2024.proposition2_shared_context_cap as p2
+    from verifier.statements.evidence import Evidence
+
+    calls = []
+
+    def fake(label):
+        def check(instance, **kw):
+            calls.append((label, kw))
+            return Evidence(label, "verified", True, "fake", 128, None, None, None, None, (), (), {}, 0.0, "")
+        return check
+
+    monkeypatch.setattr(p2, "check_assumption1", fake("a1"))
+    monkeypatch.setattr(p2, "check_assumption2", fake("a2"))
+    hyps = p2.assumption_hypotheses(make_instance(H=2, n=2, d=4, T=3, context="shared"), prec=256, seed=7)
+    assert calls == [("a1", {"prec": 256, "seed": 7}), ("a2", {"prec": 256, "seed": 7})]
+    assert [h.name for h in hyps] == ["Assumption 1 (queries' Kruskal rank >= n)",
+                                      "Assumption 2 (every context has rank n)"]
+    assert [h.status for h in hyps] == ["certified", "certified"]
+
+
+def test_weight_trials_are_pinned():
+    from proofs.mahdavi2024.proposition2_shared_context_cap import (
+        ONE_HOT_SCALE,
+        UNIFORM_SCALE,
+        build_weight_trials,
+    )
+    from verifier.data.instances import rng_for
+
+    inst = make_instance(H=2, n=3, d=5, T=4, context="shared")
+    trials = build_weight_trials(inst)
+    rng = rng_for(0, "proposition2")
+    W_K = rng.standard_normal((2, 5, inst.d_h)) / np.sqrt(5)
+    W_Q = rng.standard_normal((2, 5, inst.d_h)) / np.sqrt(5)
+    assert [t[0] for t in trials] == ["random", "one-hot (huge logits)", "uniform (tiny logits)"]
+    assert (ONE_HOT_SCALE, UNIFORM_SCALE) == (30.0, 1e-4)
+    for (_, K, Q), s in zip(trials, (1.0, ONE_HOT_SCALE, UNIFORM_SCALE)):
+        assert np.array_equal(K, s * W_K) and np.array_equal(Q, s * W_Q)
+
+
+def test_measure_weights_passes_k_prec_and_null_vectors():
+    from proofs.mahdavi2024.proposition2_shared_context_cap import build_weight_trials, measure_weights
+
+    inst = make_instance(H=2, n=3, d=5, T=6, context="shared")
+    _, W_K, W_Q = build_weight_trials(inst)[0]
+    V = stochastic_block_null_vectors(2, 3)
+    r = measure_weights(inst, W_K, W_Q, V, prec=192, k=5)
+    assert set(r) == {"annihilation", "rank_lower", "numerical_rank"}
+    assert r["annihilation"].decision is Decision.TRUE and r["annihilation"].vectors == len(V) == 1
+    assert r["rank_lower"].requested_k == 5 and r["rank_lower"].prec_bits == 192
+    assert measure_weights(inst, W_K, W_Q, [], prec=128)["annihilation"] is None
+
+
+def test_symbolic_proofs_sizes_are_pinned():
+    from proofs.mahdavi2024.proposition2_shared_context_cap import symbolic_proofs
+
+    proofs = symbolic_proofs(2, 3, 4)
+    assert all(p.holds for p in proofs)
+    assert proofs[2].sizes == {"rows": 4, "cols": 6, "k": 4}  # H=2, n=2, d=3, T=4: no 4-minor

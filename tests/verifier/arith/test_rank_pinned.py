@@ -1,0 +1,156 @@
+"""Pinned behaviour of verifier/arith/rank.py beyond the central property
+(mutation testing, issue 9): the lazy certificate's paths, the results' fields,
+the method texts that say which path decided, and the edge shapes."""
+
+import numpy as np
+import pytest
+from flint import arb, arb_mat
+
+from verifier.arith.balls import to_arb_mat
+from verifier.arith.compare import Decision
+from verifier.arith.float_certificates import METHOD as FLOAT_METHOD
+from verifier.arith.float_certificates import FloatBall, float_ball_of
+from verifier.arith.rank import (
+    FLOAT_FROM,
+    REFINE_LIMIT,
+    certified_rank,
+    certify_full_row_rank,
+    certify_rank_lower_bound,
+    certify_rank_lower_bound_lazy,
+    numerical_rank,
+)
+from verifier.errors import InvalidInstance
+
+RANK2 = np.array([[1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 6.0, 8.0], [1.0, 0.0, 1.0, 0.0]])  # rank 2, 3 x 4
+
+
+def _lazy(A, k, *, floats=False, **kw):
+    A = np.asarray(A, dtype=np.float64)
+    calls = []
+
+    def ball(rows, cols):
+        calls.append(("ball", tuple(int(i) for i in rows), tuple(int(j) for j in cols)))
+        return to_arb_mat(A[np.ix_(rows, cols)])
+
+    def flt(rows, cols):
+        calls.append(("float", tuple(int(i) for i in rows), tuple(int(j) for j in cols)))
+        return FloatBall(A[np.ix_(rows, cols)], None)
+
+    return certify_rank_lower_bound_lazy(A, k, ball, minor_float=flt if floats else None, **kw), calls
+
+
+def test_constants():
+    assert (FLOAT_FROM, REFINE_LIMIT) == (64, 300)
+
+
+def test_certified_rank_truth_table():
+    assert certified_rank(4, Decision.TRUE) == 4
+    assert certified_rank(4, Decision.UNDECIDED) == 0 and certified_rank(4, Decision.FALSE) == 0
+
+
+def test_lazy_certifies_the_same_minor_as_the_eager_path_and_encloses_only_it():
+    lb, calls = _lazy(RANK2, 2)
+    eager = certify_rank_lower_bound(RANK2, 2)
+    assert lb.decision is Decision.TRUE and lb.k == lb.certified_k == lb.requested_k == 2
+    assert (lb.rows, lb.cols) == (eager.rows, eager.cols) and len(lb.rows) == len(lb.cols) == 2
+    assert calls == [("ball", lb.rows, lb.cols)]
+    assert lb.method.startswith("arb: ||I - R A_minor||_inf < 1 with R ~ inv(A_minor) in float64")
+    assert lb.method.endswith(" (only the minor enclosed)")
+    assert lb.prec_bits == 128 and 0 <= lb.residual_norm_upper < 1 and lb.seconds >= 0
+    assert _lazy(RANK2, 2, prec=192)[0].prec_bits == 192
+
+
+def test_lazy_never_certifies_above_the_rank_and_says_false_only_above_the_shape():
+    lb, _ = _lazy(RANK2, 3)
+    assert lb.decision is Decision.UNDECIDED and lb.certified_k == 0 and lb.k == 3
+    big, calls = _lazy(RANK2, 4)
+    assert big.decision is Decision.FALSE and calls == [] and (big.rows, big.cols) == ((), ())
+    assert big.method == "k=4 exceeds min(m, n)=3" and big.residual_norm_upper == float("inf")
+    assert big.requested_k == 4 and big.prec_bits == 128
+    zero, calls = _lazy(RANK2, 0)
+    assert zero.decision is Decision.TRUE and zero.k == 0 and calls == []
+    assert zero.method == "rank >= 0 holds trivially" and zero.residual_norm_upper == 0.0
+    assert zero.requested_k == 0 and zero.prec_bits == 128 and (zero.rows, zero.cols) == ((), ())
+
+
+def test_lazy_with_given_columns():
+    A = np.array([[1.0, 5.0, 0.0, 7.0, 0.0], [0.0, 1.0, 1.0, 0.0, 0.0], [0.0, 9.0, 0.0, 1.0, 1.0]])
+    lb, calls = _lazy(A, 3, cols=[0, 2, 4])
+    assert lb.decision is Decision.TRUE and lb.rows == (0, 1, 2) and lb.cols == (0, 2, 4)
+    assert calls == [("ball", (0, 1, 2), (0, 2, 4))]
+    singular, _ = _lazy(np.array([[1.0, 1.0, 2.0], [1.0, 1.0, 3.0]]), 2, cols=[0, 1])
+    assert singular.decision is Decision.UNDECIDED and singular.cols == (0, 1)
+    with pytest.raises(InvalidInstance, match="given columns need k = rows = len"):
+        _lazy(A, 3, cols=[0, 2])
+    with pytest.raises(InvalidInstance, match="given columns need k = rows = len"):
+        _lazy(A, 2, cols=[0, 2])
+
+
+def test_lazy_float_path_uses_the_float_callback_or_converts_the_ball():
+    lb, calls = _lazy(RANK2, 2, floats=True, method="float")
+    assert lb.decision is Decision.TRUE and lb.prec_bits == 53
+    assert calls == [("float", lb.rows, lb.cols)]
+    assert lb.method == f"{FLOAT_METHOD} [numpy]: ||I - R A_minor||_inf < 1, R ~ inv(mid A_minor) (only the minor enclosed)"
+    lb2, calls2 = _lazy(RANK2, 2, method="float")
+    assert lb2.decision is Decision.TRUE and calls2 == [("ball", lb2.rows, lb2.cols)]
+    bad, _ = _lazy(np.array([[1.0, 1.0], [1.0, 1.0]]), 2, floats=True, method="float")
+    assert bad.decision is Decision.UNDECIDED and "not decided (bound" in bad.method
+    with pytest.raises(InvalidInstance, match="unknown certificate method 'exact'"):
+        _lazy(RANK2, 2, method="exact")
+
+
+def test_eager_fields_edge_shapes_and_the_fallback_ladder():
+    lb = certify_rank_lower_bound(RANK2)
+    assert lb.decision is Decision.TRUE and lb.k == 2 and lb.requested_k is None and lb.prec_bits == 128
+    assert lb.method.startswith("arb: ") and lb.rows == tuple(sorted(lb.rows))
+    assert certify_rank_lower_bound(np.zeros((2, 3))).method == "rank >= 0 holds trivially"
+    assert certify_rank_lower_bound(np.zeros((0, 3))).k == 0
+    with pytest.raises(InvalidInstance, match="k must be >= 0, got -1"):
+        certify_rank_lower_bound(RANK2, -1)
+    over = certify_rank_lower_bound(RANK2, 4)
+    assert over.decision is Decision.FALSE and over.method == "k=4 exceeds min(m, n)=3" and over.requested_k == 4
+    # a numerically full-rank but exactly singular matrix: the ladder tries smaller k, certifies 2
+    eps = 2.0 ** -30
+    A = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, eps]])
+    assert certify_rank_lower_bound(A).k == 3  # eps is exact: truly rank 3
+    full = certify_full_row_rank(RANK2[[0, 2]])
+    assert full.decision is Decision.TRUE and full.k == 2 and full.requested_k == 2
+    assert certify_full_row_rank(RANK2).decision is Decision.UNDECIDED
+    assert certify_full_row_rank(RANK2.T).decision is Decision.FALSE  # 4 rows, 3 columns
+
+
+def test_to_dict_fields():
+    d = certify_rank_lower_bound(RANK2, 2).to_dict()
+    assert set(d) == {"k", "certified_k", "requested_k", "rows", "cols", "decision", "prec_bits", "method",
+                      "residual_norm_upper", "seconds"}
+    assert d["k"] == d["certified_k"] == d["requested_k"] == 2 and d["decision"] == "true"
+    assert d["prec_bits"] == 128 and 0 <= d["residual_norm_upper"] < 1 and d["method"].startswith("arb")
+    assert isinstance(d["rows"], list) and isinstance(d["cols"], list) and d["seconds"] >= 0
+    u = certify_rank_lower_bound(RANK2, 4).to_dict()
+    assert u["residual_norm_upper"] is None and u["certified_k"] == 0 and u["decision"] == "false"
+
+
+def test_numerical_rank_thresholds():
+    assert numerical_rank(np.zeros((2, 2))) == 0 and numerical_rank(np.zeros((0, 2))) == 0
+    A = np.diag([1.0, 1e-3, 1e-20])
+    assert numerical_rank(A) == 2 and numerical_rank(A, rtol=1e-2) == 1 and numerical_rank(A, rtol=1e-25) == 3
+    # the default tolerance is max(m, n) * eps * sigma_max, strictly
+    e = np.finfo(np.float64).eps
+    assert numerical_rank(np.diag([1.0, 3 * e * 1.01])) == 2 and numerical_rank(np.diag([1.0, 2 * e])) == 1
+    assert numerical_rank(np.diag([1.0, 2 * e]), rtol=2 * e) == 1  # equal to the tolerance: not counted
+    B = arb_mat([[arb(1.0), arb(0.0)], [arb(0.0), arb(1e-30)]])
+    assert numerical_rank(B) == 1 and numerical_rank(FloatBall(np.eye(3), None)) == 3
+
+
+def test_ball_and_float_ball_inputs_enclose_the_true_matrix():
+    # a FloatBall with radii: the ball minor carries the radii (a zero-width ball would certify)
+    mid = np.array([[1.0, 1.0], [1.0, 1.0 + 2.0 ** -20]])
+    wide = FloatBall(mid, np.full((2, 2), 2.0 ** -18))
+    assert certify_rank_lower_bound(wide, 2, method="arb").decision is Decision.UNDECIDED
+    assert certify_rank_lower_bound(wide, 2, method="float").decision is Decision.UNDECIDED
+    assert certify_rank_lower_bound(FloatBall(mid, None), 2, method="arb").decision is Decision.TRUE
+    ball = float_ball_of(to_arb_mat(mid))
+    assert certify_rank_lower_bound(ball, 2).decision is Decision.TRUE
+    nan = arb_mat([[arb("nan")]])
+    with pytest.raises(InvalidInstance, match="NaN or infinite midpoints"):
+        certify_rank_lower_bound(nan)
