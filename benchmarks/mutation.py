@@ -267,7 +267,10 @@ def summary() -> str:
                     f"{c.get('timeout', 0)} | {eq} | {len(surv) - eq} | {c.get('no tests', 0)} | {r['seconds']} |")
         for x, k in classes:
             minus, plus = _changed_lines(x["diff"])
-            reason = RULES.get(k) or equivalents.get(x["mutant"], "OPEN: needs a test or a reason")
+            if x["status"] == "timeout":
+                k, reason = "timeout", "the tests ran past mutmut's CPU limit: detected, not a pass"
+            else:
+                reason = RULES.get(k) or equivalents.get(x["mutant"], "OPEN: needs a test or a reason")
             detail.append(f"| {r['target']} | {x['status']} | `{x['mutant'].split('.')[-1]}` | "
                           f"`{' / '.join(minus)[:80]}` -> `{' / '.join(plus)[:80]}` | {k}: {reason} |")
     text = "\n".join(rows) + "\n"

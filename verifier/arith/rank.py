@@ -287,7 +287,7 @@ def certify_rank_lower_bound(A, k: int | None = None, *, prec: int = 128, max_pr
     if candidates[0] == 0:
         return RankLowerBound(0, (), (), Decision.TRUE, prec, "rank >= 0 holds trivially", 0.0,
                               time.perf_counter() - t0, requested)
-    row_order = _pivot_order(mid.T) if candidates[0] < m else None
+    row_order = _pivot_order(mid.T) if candidates[-1] < m else None  # the smallest k tried (was a TypeError)
     first: RankLowerBound | None = None
     for kk in candidates:
         if kk == 0:

@@ -154,3 +154,119 @@ def test_ball_and_float_ball_inputs_enclose_the_true_matrix():
     nan = arb_mat([[arb("nan")]])
     with pytest.raises(InvalidInstance, match="NaN or infinite midpoints"):
         certify_rank_lower_bound(nan)
+
+
+def _ball_diag(s0, s1, r):
+    return arb_mat([[arb(s0, r), arb(0.0, r)], [arb(0.0, r), arb(s1, r)]])
+
+
+@pytest.mark.parametrize("s0, s1", [(1.0, 1e-13), (1.0, 1e-11), (1.0, 1e-9), (1.0, 1e-7), (1.0, 1e-5), (1.0, 1e-3),
+                                    (1.0, 1e-2), (4.0, 0.02)])
+def test_the_fallback_ladder_certifies_the_smaller_rank(s0, s1):
+    """The 2 x 2 ball contains singular matrices (radius 2 s1): rank >= 2 is never
+    certified, and each rtol of the ladder (1e-12 ... 1e-2, relative to sigma_max,
+    strictly above) is the one that offers k = 1."""
+    lb = certify_rank_lower_bound(_ball_diag(s0, s1, 2 * s1))
+    assert lb.decision is Decision.TRUE and lb.k == 1 and lb.requested_k is None
+
+
+def test_failure_fields_are_pinned():
+    over = certify_rank_lower_bound(RANK2, 4)
+    assert 0 <= over.seconds < 60 and over.prec_bits == 128
+    zero = certify_rank_lower_bound(np.zeros((2, 3)), prec=192)
+    assert zero.decision is Decision.TRUE and zero.prec_bits == 192 and 0 <= zero.seconds < 60
+    assert zero.residual_norm_upper == 0.0 and zero.requested_k is None and (zero.rows, zero.cols) == ((), ())
+    lazy_over, _ = _lazy(RANK2, 4)
+    assert 0 <= lazy_over.seconds < 60
+    assert certify_full_row_rank(RANK2[[0, 2]], prec=192).prec_bits == 192
+    assert certify_full_row_rank(RANK2[[0, 2]], method="float").prec_bits == 53
+
+
+@pytest.mark.parametrize("method", ["arb", "float", "auto"])
+def test_radii_of_the_chosen_columns_are_kept(method):
+    """A 2 x 3 ball whose chosen minor (columns 0 or 1, and 2) contains a singular
+    matrix only through column 2's radius: never certified; a minor built from the
+    wrong columns (or without radii) would be."""
+    mid = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]])
+    rad = np.array([[0.0, 0.0, 0.9], [0.0, 0.0, 0.9]])
+    fb = FloatBall(mid, rad)
+    assert certify_rank_lower_bound(fb, 2, method=method).decision is Decision.UNDECIDED
+    ab = arb_mat([[arb(mid[i, j], rad[i, j]) for j in range(3)] for i in range(2)])
+    assert certify_rank_lower_bound(ab, 2, method=method).decision is Decision.UNDECIDED
+    # the same without the radius is certified (the test can fail)
+    assert certify_rank_lower_bound(FloatBall(mid, np.zeros((2, 3))), 2, method=method).decision is Decision.TRUE
+
+
+def test_wide_arb_balls_on_the_float_path_are_undecided():
+    B = arb_mat([[arb(float(i == j), 2.0) for j in range(3)] for i in range(3)])
+    assert certify_rank_lower_bound(B, k=3, method="float").decision is Decision.UNDECIDED
+    narrow = arb_mat([[arb(float(i == j), 1e-6) for j in range(3)] for i in range(3)])
+    assert certify_rank_lower_bound(narrow, k=3, method="float").decision is Decision.TRUE
+
+
+WIDE = FloatBall(np.eye(2), np.full((2, 2), 0.75))  # contains [[.5, .5], [.5, .5]]; ||I - A||_inf <= 1.5
+
+
+@pytest.mark.parametrize("method", ["arb", "float"])
+def test_the_criterion_is_strictly_below_one(method):
+    """The residual bound of the wide ball lies in [1, 2): a criterion loosened to
+    '< 2' would certify a ball that contains a singular matrix."""
+    lb = certify_rank_lower_bound(WIDE, 2, method=method)
+    assert lb.decision is Decision.UNDECIDED and 1.4 < lb.residual_norm_upper < 1.6
+    lz = certify_rank_lower_bound_lazy(WIDE.mid, 2, lambda r, c: arb_mat([[arb(float(i == j), 0.75) for j in c] for i in r]),
+                                       minor_float=lambda r, c: FloatBall(WIDE.mid[np.ix_(r, c)],
+                                                                          WIDE.rad[np.ix_(r, c)]), method=method)
+    assert lz.decision is Decision.UNDECIDED and 1.4 < lz.residual_norm_upper < 1.6
+    if method == "arb":  # the ladder ran to max_prec (1024 by default) with approximate solves
+        assert lb.prec_bits == lz.prec_bits == 1024 and "by a 1024-bit approximate solve" in lb.method
+        assert lb.method.endswith("; not certified: raise max_prec or supply a smaller k")
+    else:
+        assert lb.prec_bits == lz.prec_bits == 53
+
+
+def test_undecided_result_fields():
+    u = certify_full_row_rank(RANK2)
+    assert u.decision is Decision.UNDECIDED and u.k == u.requested_k == 3 and u.certified_k == 0
+    assert u.rows == (0, 1, 2) and len(u.cols) == 3 and u.prec_bits == 128 and 0 <= u.seconds < 60
+    assert u.residual_norm_upper == float("inf")
+    assert u.method == ("arb: ||I - R A_minor||_inf < 1 with float64 inverse failed (numerically singular); "
+                        "not certified: raise max_prec or supply a smaller k")
+    t = certify_rank_lower_bound(RANK2, 2)
+    assert 0 <= t.seconds < 60 and t.requested_k == 2
+
+
+def test_refinement_limits_and_the_ladder(monkeypatch):
+    """Hilbert(12) in float64 (exact dyadic entries): the float path cannot decide it
+    (bound 17); arb decides it at 256 bits with an approximate solve, only for minors
+    up to REFINE_LIMIT (patched here to 12 and 11) and only up to max_prec."""
+    import scipy.linalg
+
+    import verifier.arith.rank as rank
+
+    A = scipy.linalg.hilbert(12)
+    monkeypatch.setattr(rank, "FLOAT_FROM", 4)
+    monkeypatch.setattr(rank, "REFINE_LIMIT", 12)
+    auto = certify_rank_lower_bound(A, 12)
+    assert auto.decision is Decision.TRUE and auto.prec_bits == 256
+    assert auto.method.startswith("float path undecided (bound 17); then arb: ") and "256-bit approximate" in auto.method
+    arb_ = certify_rank_lower_bound(A, 12, method="arb")
+    assert arb_.decision is Decision.TRUE and arb_.prec_bits == 256
+    assert certify_rank_lower_bound(A, 12, method="arb", max_prec=128).decision is Decision.UNDECIDED
+    assert certify_rank_lower_bound(A, 12, method="arb", prec=192).prec_bits == 384
+    assert certify_rank_lower_bound(scipy.linalg.hilbert(11), 11, method="arb", prec=192).prec_bits == 192
+    monkeypatch.setattr(rank, "REFINE_LIMIT", 11)
+    over = certify_rank_lower_bound(A, 12)
+    assert over.decision is Decision.UNDECIDED and over.prec_bits == 53 and "not decided (bound 17)" in over.method
+    assert certify_rank_lower_bound(A, 12, method="arb").decision is Decision.UNDECIDED  # no ladder above the limit
+
+
+def test_the_backend_is_passed_on():
+    lb = certify_rank_lower_bound(np.eye(3), method="float", backend="torch-cpu")
+    assert lb.decision is Decision.TRUE and "[torch-cpu]" in lb.method
+    lz, _ = _lazy(RANK2, 2, floats=True, method="float", backend="torch-cpu")
+    assert lz.decision is Decision.TRUE and "[torch-cpu]" in lz.method
+
+
+def test_lazy_defaults():
+    lb, _ = _lazy(RANK2, 2)
+    assert lb.method.startswith("arb: ") and lb.prec_bits == 128  # method "auto", prec 128
