@@ -67,7 +67,8 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
     "rank_caps": ("verifier/arith/rank_caps.py", [DECIDE, T + "proofs/mahdavi2024/test_proposition1_rank_induction.py",
                                                   T + "proofs/mahdavi2024/test_theorem1_memorization.py"] + SOUND[:2]),
     "float_certificates": ("verifier/arith/float_certificates.py", [T + "verifier/arith/test_float_certificates.py",
-                                                                    T + "verifier/arith/test_rank_float.py"]
+                                                                    T + "verifier/arith/test_rank_float.py",
+                                                                    T + "verifier/arith/test_float_certificates_pinned.py"]
                            + SOUND[:1]),
     "mha_balls": ("verifier/model/mha_balls.py", [T + "verifier/model/test_mha_balls.py",
                                                   T + "proofs/mahdavi2024/test_claim2_fit_and_saturate.py",

@@ -1,0 +1,196 @@
+"""Pinned behaviour of verifier/arith/float_certificates.py (mutation testing,
+issue 9): the batched bounds equal the single ones, every bound encloses the
+exact quantity (computed in rationals) and is tight to rounding, ranges and
+edge shapes."""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from flint import arb, arb_mat
+
+from verifier.arith.compare import upper
+from verifier.arith.exact import to_fmpq_mat
+from verifier.arith.float_bounds import MAG, U, gamma
+from verifier.arith.float_certificates import (
+    FloatBall,
+    float_ball_of,
+    inverse_residual_bound,
+    inverse_residual_bounds,
+    residual_upper_float,
+    sigma_min_lower_float,
+)
+from verifier.errors import InsufficientPrecision, InvalidInstance
+
+BACKENDS = ["numpy", "torch-cpu"]
+HUGE = 2.0 ** 401  # above MAG = 2^400
+
+
+def _q(x):
+    return Fraction(float(x))
+
+
+def _exact_ball_residual(mid, rad, R) -> Fraction:
+    """max over X in mid +/- rad of ||I - R X||_inf, exactly: row i's maximum is
+    sum_j |(I - R mid)_ij| + (|R| rad)_ij (each column of X enters one entry)."""
+    k = mid.shape[0]
+    Rq, Mq = to_fmpq_mat(R), to_fmpq_mat(mid)
+    E = to_fmpq_mat(np.eye(k)) - Rq * Mq
+    best = Fraction(0)
+    for i in range(k):
+        s = Fraction(0)
+        for j in range(k):
+            e = E[i, j]
+            s += abs(Fraction(int(e.p), int(e.q)))
+            if rad is not None:
+                s += sum(abs(_q(R[i, l])) * _q(rad[l, j]) for l in range(k))
+        best = max(best, s)
+    return best
+
+
+def _formula(mid, rad, R) -> Fraction:
+    """The documented bound without its underflow terms, in rationals from the
+    float D = fl(I - fl(R mid)): rowsum|D|/(1-u) + |R|(gamma_k |mid| 1 + rad 1)."""
+    k = mid.shape[0]
+    D = -(R @ mid)
+    D[np.diag_indices(k)] += 1.0
+    g = gamma(k)
+    best = Fraction(0)
+    for i in range(k):
+        s = sum(abs(_q(D[i, j])) for j in range(k)) / (1 - U)
+        for l in range(k):
+            w = g * sum(abs(_q(mid[l, j])) for j in range(k))
+            if rad is not None:
+                w += sum(_q(rad[l, j]) for j in range(k))
+            s += abs(_q(R[i, l])) * w
+        best = max(best, s)
+    return best
+
+
+def _mats(seed=0, k=4):
+    rng = np.random.default_rng(seed)
+    mid = rng.standard_normal((k, k)) + 3 * np.eye(k)
+    rad = np.abs(rng.standard_normal((k, k))) * 1e-3
+    return mid, rad
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_single_bound_encloses_the_exact_residual_and_follows_the_formula(backend):
+    mid, rad = _mats()
+    for R, r in [(np.linalg.inv(mid), None), (0.7 * np.linalg.inv(mid), None), (np.linalg.inv(mid), rad),
+                 (0.7 * np.linalg.inv(mid), rad), (np.eye(4) / 3, rad)]:
+        bound = Fraction(upper(inverse_residual_bound(FloatBall(mid, r), R=R, backend=backend)))
+        exact, ref = _exact_ball_residual(mid, r, R), _formula(mid, r, R)
+        # torch sums in another order (another float D): the formula within 10% there
+        tol = Fraction(1, 10**12) if backend == "numpy" else Fraction(1, 10)
+        assert exact <= bound and ref * (1 - tol) <= bound <= ref * (1 + tol), (exact, ref, bound)
+    # R omitted: a float inverse of the midpoint (the same bound as passing it)
+    if backend == "numpy":
+        assert upper(inverse_residual_bound(mid, backend=backend)) == \
+            upper(inverse_residual_bound(mid, R=np.linalg.inv(mid), backend=backend))
+
+
+def test_single_bound_edges_and_ranges():
+    assert inverse_residual_bound(np.zeros((0, 0))).value == 0
+    with pytest.raises(InvalidInstance, match="needs a square matrix, got \\(2, 3\\)"):
+        inverse_residual_bound(np.ones((2, 3)))
+    inf = float("inf")
+    assert upper(inverse_residual_bound(np.diag([HUGE, 1.0]))) == inf  # operand out of range
+    assert upper(inverse_residual_bound(FloatBall(np.eye(2), np.diag([HUGE, 0.0])))) == inf
+    assert upper(inverse_residual_bound(np.eye(2), R=np.diag([HUGE, 1.0]))) == inf
+    assert upper(inverse_residual_bound(np.eye(2), R=np.diag([np.nan, 1.0]))) == inf
+    assert upper(inverse_residual_bound(np.ones((2, 2)))) == inf  # no float inverse
+    assert upper(inverse_residual_bound(np.eye(2))) < 1e-15
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_batched_bounds_equal_the_single_bounds(backend):
+    mids = np.stack([_mats(s)[0] for s in range(3)] + [np.diag([2.0 ** -401, 1.0, 1.0, 1.0])])
+    rads = np.stack([_mats(s)[1] for s in range(3)] + [np.zeros((4, 4))])
+    for r in (None, rads):
+        out = inverse_residual_bounds(mids, r, backend=backend)
+        assert out.shape == (4,) and out.dtype == np.float64
+        for i in range(3):
+            single = upper(inverse_residual_bound(FloatBall(mids[i], None if r is None else r[i]), backend=backend))
+            assert out[i] == pytest.approx(single, rel=1e-12) and 0 < out[i] < 1
+            R = np.linalg.inv(mids[i])
+            assert _exact_ball_residual(mids[i], None if r is None else r[i], R) <= Fraction(out[i])
+        assert out[3] == np.inf  # its inverse exceeds 2^400: not certified
+    # a singular member: the stack is certified one by one
+    sing = mids.copy()
+    sing[1] = np.ones((4, 4))
+    out = inverse_residual_bounds(sing, rads, backend=backend)
+    assert out[1] == np.inf and out[3] == np.inf and 0 < out[0] < 1 and 0 < out[2] < 1
+    assert out[0] == pytest.approx(upper(inverse_residual_bound(FloatBall(mids[0], rads[0]))), rel=1e-12)
+
+
+def test_batched_edge_shapes_and_ranges():
+    assert inverse_residual_bounds(np.zeros((0, 3, 3))).shape == (0,)
+    assert list(inverse_residual_bounds(np.zeros((2, 0, 0)))) == [0.0, 0.0]
+    one = inverse_residual_bounds(np.array([[[2.0]]]))
+    assert one.shape == (1,) and 0 <= one[0] < 1e-15
+    one_by_one = inverse_residual_bounds(np.full((2, 1, 1), 3.0))
+    assert np.all(one_by_one < 1e-15)
+    wide = inverse_residual_bounds(np.stack([np.eye(2)] * 2), np.full((2, 2, 2), 0.75))
+    assert np.all((wide > 1.4) & (wide < 1.6))  # the radii count
+    with pytest.raises(InsufficientPrecision):
+        inverse_residual_bounds(np.stack([np.diag([HUGE, 1.0])]))
+    with pytest.raises(InsufficientPrecision):
+        inverse_residual_bounds(np.stack([np.eye(2)]), np.stack([np.diag([HUGE, 0.0])]))
+
+
+def test_float_ball_of_encloses_arb_midpoints_tightly():
+    third = arb(1) / 3  # not a float: the rounded midpoint needs a radius
+    A = arb_mat([[third, arb(2)], [arb(1, 1e-10), -third]])
+    fb = float_ball_of(A)
+    q = Fraction(1, 3)
+    for (i, j), exact in {(0, 0): q, (1, 1): -q}.items():
+        assert abs(_q(fb.mid[i, j]) - exact) <= _q(fb.rad[i, j]) <= 2.1 * float(U) * abs(exact)
+    assert fb.rad[0, 1] <= 4.0 * 2 * float(U) + 1e-300 and fb.rad[1, 0] >= 1e-10
+    plain = float_ball_of(FloatBall(np.eye(2), None))
+    assert plain.rad is None and np.array_equal(plain.mid, np.eye(2))
+    assert float_ball_of(np.eye(2)).rad is None
+    with pytest.raises(InvalidInstance, match="NaN or infinite midpoints"):
+        float_ball_of(arb_mat([[arb("nan")]]))
+
+
+def test_residual_upper_float_encloses_and_is_tight():
+    mid, rad = _mats(3, k=3)
+    M = np.array([[1.0, -2.0], [0.5, 3.0], [-1.0, 0.25]])
+    B = mid @ M + 0.125
+    out = residual_upper_float(FloatBall(mid, rad), M, B)
+    Mq = to_fmpq_mat(M)
+    C = to_fmpq_mat(mid) * Mq
+    for i in range(3):
+        for j in range(2):
+            c = C[i, j]
+            exact = abs(Fraction(int(c.p), int(c.q)) - _q(B[i, j])) + sum(_q(rad[i, l]) * abs(_q(M[l, j]))
+                                                                      for l in range(3))
+            assert exact <= _q(out[i, j]) <= exact * (1 + Fraction(1, 10**9)) + Fraction(1, 10**14)
+    with pytest.raises(InsufficientPrecision, match="2\\^400"):
+        residual_upper_float(np.diag([HUGE, 1.0]), np.eye(2), np.eye(2))
+
+
+def test_sigma_min_lower_float_pins():
+    A = np.array([[3.0, 4.0]])  # one row: sigma = 5
+    s = float(sigma_min_lower_float(A).value.mid())
+    assert 0.95 * 5 < s <= 5  # alpha = 15/16 of the float estimate: s ~ 0.968 sigma
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((3, 5))
+    sig = np.linalg.svd(X, compute_uv=False)[-1]
+    s2 = float(sigma_min_lower_float(X).value.mid())
+    assert 0.95 * sig < s2 < sig
+    # alpha too large: tried `tries` times, halved after each (4 by default: 10, 5, 2.5, 1.25 sigma^2 all fail)
+    with pytest.raises(InsufficientPrecision, match="not proved positive definite for any alpha tried"):
+        sigma_min_lower_float(X, alpha=10 * sig**2)
+    assert 0 < float(sigma_min_lower_float(X, alpha=10 * sig**2, tries=5).value.mid()) < sig
+    with pytest.raises(InsufficientPrecision, match="2\\^400"):
+        sigma_min_lower_float(np.array([[HUGE, 1.0]]))
+    with pytest.raises(InsufficientPrecision, match="2\\^400"):
+        sigma_min_lower_float(FloatBall(np.array([[1.0, 1.0]]), np.array([[HUGE, 0.0]])))
+    with pytest.raises(InsufficientPrecision, match="not positive definite: A may be rank deficient"):
+        sigma_min_lower_float(np.zeros((2, 3)))
+    with pytest.raises(InvalidInstance, match="needs T <= m"):
+        sigma_min_lower_float(np.ones((3, 2)))
+    with pytest.raises(InvalidInstance, match="empty matrix"):
+        sigma_min_lower_float(np.zeros((0, 2)))
+    assert MAG == 2.0 ** 400
