@@ -270,3 +270,24 @@ def test_the_backend_is_passed_on():
 def test_lazy_defaults():
     lb, _ = _lazy(RANK2, 2)
     assert lb.method.startswith("arb: ") and lb.prec_bits == 128  # method "auto", prec 128
+
+
+def test_radii_of_unchosen_columns_do_not_count():
+    """Columns 0 and 1 (2 I, exact) are the chosen minor; column 2 is tiny with a huge
+    radius and must not enter the certificate of that minor (either path)."""
+    mid = np.array([[2.0, 0.0, 0.001], [0.0, 2.0, 0.001]])
+    rad = np.array([[0.0, 0.0, 5.0], [0.0, 0.0, 5.0]])
+    for method in ("arb", "float"):
+        lb = certify_rank_lower_bound(FloatBall(mid, rad), 2, method=method)
+        assert lb.decision is Decision.TRUE and lb.cols == (0, 1), method
+
+
+def test_more_fields_on_every_path():
+    over = certify_rank_lower_bound(RANK2, 4)
+    assert over.k == 4 and over.certified_k == 0
+    zero = certify_rank_lower_bound(RANK2, 0)
+    assert zero.decision is Decision.TRUE and zero.k == 0 and zero.requested_k == 0
+    lz_over, _ = _lazy(RANK2, 4)
+    assert lz_over.k == 4
+    for lb in (_lazy(RANK2, 2)[0], _lazy(RANK2, 0)[0], _lazy(RANK2, 4)[0]):
+        assert 0 <= lb.seconds < 60
