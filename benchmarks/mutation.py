@@ -204,6 +204,7 @@ EQUIVALENT_FILE = ROOT / "tests" / "soundness" / "mutants_equivalent.json"
 RULES = {  # rule -> the one-line reason every mutant it matches shares
     "message-only": "rewrites only the text of a raised exception: no verdict depends on it",
     "arb-none-is-zero": "arb(None) is arb(0) in python-flint: the same number",
+    "backend-unused": "up_scale/add_up never read their backend argument b (float_bounds.py): the same floats",
 }
 
 
@@ -232,6 +233,9 @@ def _rule(minus: list[str], plus: list[str], diff: str = "") -> str | None:
     m, p = " ".join(minus), " ".join(plus)
     if "arb(0)" in m and m.replace("arb(0)", "arb(None)") == p:  # (fmpq(None), fmpz(None) raise)
         return "arb-none-is-zero"
+    for f in ("up_scale(", "add_up("):
+        if f + "b," in m and m.replace(f + "b,", f + "None,", 1) == p:
+            return "backend-unused"
     return None
 
 
@@ -248,35 +252,59 @@ def classify(survivor: dict, equivalents: dict | None = None) -> str:
     return "listed" if name in equivalents else "open"
 
 
+KINDS = ("equivalent", "sound", "precision", "open")  # prefixes of the listed reasons
+
+
+def kind(cls: str, reason: str) -> str:
+    """equivalent (same behaviour: a rule, or a reason starting 'equivalent'),
+    sound (behaviour changes, no certificate can lie), precision (a rounding or
+    underflow term below what a float64 test resolves; reviewed), open."""
+    if cls in RULES:
+        return "equivalent"
+    head = reason.split(":")[0].split(" ")[0].lower()
+    return head if cls == "listed" and head in KINDS else "open"
+
+
+def counts(r: dict, equivalents: dict) -> dict:
+    """Per-target counts: generated, killed, timeout, equivalent, sound, precision, open, no tests."""
+    c = r["counts"]
+    out = {"generated": r["generated"], "killed": c.get("killed", 0), "timeout": c.get("timeout", 0),
+           **{k: 0 for k in KINDS}, "no tests": c.get("no tests", 0)}
+    for x in r["survivors"]:
+        if x["status"] in ("survived", "suspicious"):
+            cls = classify(x, equivalents)
+            out[kind(cls, equivalents.get(x["mutant"], ""))] += 1
+    return out
+
+
 def summary() -> str:
     """Markdown: per target the counts, then every survivor and timeout not killed,
-    with its class and reason (the body of tests/soundness/MUTANTS.md)."""
+    with its class and reason (the detail behind tests/soundness/MUTANTS.md)."""
     equivalents = json.loads(EQUIVALENT_FILE.read_text()) if EQUIVALENT_FILE.exists() else {}
-    rows = ["| target | module | generated | killed | timeout | survived: equivalent | survived: open | "
-            "no tests | seconds |", "|---|---|---|---|---|---|---|---|---|"]
+    cols = ["generated", "killed", "timeout", *KINDS, "no tests"]
+    rows = ["| target | module | " + " | ".join(cols) + " | seconds |", "|---|---|" + "---|" * (len(cols) + 1)]
     detail = []
     for f in sorted(OUT.glob("*.json")):
         r = json.loads(f.read_text())
         if "counts" not in r:
-            rows.append(f"| {r['target']} | `{r['module']}` | error | | | | | | |")
+            rows.append(f"| {r['target']} | `{r['module']}` | error |" + " |" * len(cols))
             continue
-        c = r["counts"]
-        classes = [(x, classify(x, equivalents)) for x in r["survivors"]]
-        surv = [(x, k) for x, k in classes if x["status"] == "survived"]
-        eq = sum(k != "open" for _, k in surv)
-        rows.append(f"| {r['target']} | `{r['module']}` | {r['generated']} | {c.get('killed', 0)} | "
-                    f"{c.get('timeout', 0)} | {eq} | {len(surv) - eq} | {c.get('no tests', 0)} | {r['seconds']} |")
-        for x, k in classes:
+        n = counts(r, equivalents)
+        secs = r["seconds"] + r.get("rerun_seconds", 0)
+        rows.append(f"| {r['target']} | `{r['module']}` | " + " | ".join(str(n[k]) for k in cols) + f" | {secs:.0f} |")
+        for x in r["survivors"]:
             minus, plus = _changed_lines(x["diff"])
+            k = classify(x, equivalents)
             if x["status"] == "timeout":
                 k, reason = "timeout", "the tests ran past mutmut's CPU limit: detected, not a pass"
             else:
                 reason = RULES.get(k) or equivalents.get(x["mutant"], "OPEN: needs a test or a reason")
+                k = kind(k, reason)
             detail.append(f"| {r['target']} | {x['status']} | `{x['mutant'].split('.')[-1]}` | "
-                          f"`{' / '.join(minus)[:80]}` -> `{' / '.join(plus)[:80]}` | {k}: {reason} |")
+                          f"`{' / '.join(minus)[:80]}` -> `{' / '.join(plus)[:80]}` | {k} | {reason} |")
     text = "\n".join(rows) + "\n"
     if detail:
-        text += ("\n| target | status | mutant | change | class: reason |\n|---|---|---|---|---|\n"
+        text += ("\n| target | status | mutant | change | class | reason |\n|---|---|---|---|---|---|\n"
                  + "\n".join(d.replace("\n", " ") for d in detail) + "\n")
     return text
 

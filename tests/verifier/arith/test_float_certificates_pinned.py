@@ -194,3 +194,15 @@ def test_sigma_min_lower_float_pins():
     with pytest.raises(InvalidInstance, match="empty matrix"):
         sigma_min_lower_float(np.zeros((0, 2)))
     assert MAG == 2.0 ** 400
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_abs_ball_upper(backend):
+    from verifier.arith.float_certificates import abs_ball_upper
+
+    mid = np.array([[1.0, -2.0], [0.0, 3.0]])
+    rad = np.array([[0.5, 0.0], [0.25, 1.0]])
+    out = abs_ball_upper(FloatBall(mid, rad), backend=backend)
+    assert isinstance(out, np.ndarray) and out.shape == (2, 2)
+    assert np.all(out >= np.abs(mid) + rad) and np.all(out <= (np.abs(mid) + rad) * (1 + 1e-15) + 1e-300)
+    assert np.array_equal(abs_ball_upper(mid, backend=backend), np.abs(mid))
