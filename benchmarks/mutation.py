@@ -45,7 +45,7 @@ SOUND = [T + "soundness/test_planted_false.py", T + "soundness/test_always_true.
 DECIDE = T + "soundness/test_decisions.py"
 # target -> (module, tests that exercise it)
 TARGETS: dict[str, tuple[str, list[str]]] = {
-    "compare": ("verifier/arith/compare.py", [T + "verifier/arith/test_compare.py",
+    "compare": ("verifier/arith/compare.py", [T + "verifier/arith/test_compare.py", T + "verifier/arith/test_compare_pinned.py",
                                               T + "verifier/arith/test_singular_values.py"] + SOUND[:1]),
     "balls": ("verifier/arith/balls.py", [T + "verifier/arith/test_balls.py", T + "verifier/arith/test_rank.py",
                                           T + "verifier/arith/test_singular_values.py"]),
