@@ -206,3 +206,21 @@ def test_abs_ball_upper(backend):
     assert isinstance(out, np.ndarray) and out.shape == (2, 2)
     assert np.all(out >= np.abs(mid) + rad) and np.all(out <= (np.abs(mid) + rad) * (1 + 1e-15) + 1e-300)
     assert np.array_equal(abs_ball_upper(mid, backend=backend), np.abs(mid))
+
+
+def test_sigma_min_square_root_guard_steps_down(monkeypatch):
+    """The loop after the square root steps s down until s^2 <= lb2 (exactly); force
+    it to run with a square root 8 ulps too high: the result is a lower bound again,
+    within a few ulps of the normal one."""
+    import math
+    from types import SimpleNamespace
+
+    import verifier.arith.float_certificates as fc
+
+    X = np.random.default_rng(2).standard_normal((3, 6))
+    sig = np.linalg.svd(X, compute_uv=False)[-1]
+    normal = float(sigma_min_lower_float(X).value.mid())
+    fake = SimpleNamespace(sqrt=lambda x: math.sqrt(x) * (1 + 8 * 2.0 ** -52), nextafter=math.nextafter, inf=math.inf)
+    monkeypatch.setattr(fc, "math", fake)
+    guarded = float(sigma_min_lower_float(X).value.mid())
+    assert normal <= guarded <= math.nextafter(math.nextafter(normal, math.inf), math.inf) and guarded < sig
