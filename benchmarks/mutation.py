@@ -234,7 +234,8 @@ def _rule(minus: list[str], plus: list[str], diff: str = "") -> str | None:
     if "arb(0)" in m and m.replace("arb(0)", "arb(None)") == p:  # (fmpq(None), fmpz(None) raise)
         return "arb-none-is-zero"
     for f in ("up_scale(", "add_up("):
-        if f + "b," in m and m.replace(f + "b,", f + "None,", 1) == p:
+        at = [i for i in range(len(m)) if m.startswith(f + "b,", i)]
+        if any(m[:i] + f + "None," + m[i + len(f) + 2:] == p for i in at):
             return "backend-unused"
     return None
 

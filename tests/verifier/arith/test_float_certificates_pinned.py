@@ -224,3 +224,14 @@ def test_sigma_min_square_root_guard_steps_down(monkeypatch):
     monkeypatch.setattr(fc, "math", fake)
     guarded = float(sigma_min_lower_float(X).value.mid())
     assert normal <= guarded <= math.nextafter(math.nextafter(normal, math.inf), math.inf) and guarded < sig
+
+
+def test_batched_boundaries():
+    # an inverse of magnitude exactly 2^400 is in range (MAG is inclusive)
+    edge = inverse_residual_bounds(np.stack([np.diag([2.0 ** -400, 1.0])]))
+    assert 0 <= edge[0] < 1e-15
+    assert upper(inverse_residual_bound(np.diag([2.0 ** -400, 1.0]))) < 1e-15
+    # a singular member without radii: one by one, the others certified
+    mids = np.stack([np.eye(2), np.ones((2, 2)), 2 * np.eye(2)])
+    out = inverse_residual_bounds(mids)
+    assert out[1] == np.inf and out[0] < 1e-15 and out[2] < 1e-15
