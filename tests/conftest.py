@@ -20,6 +20,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 
 @pytest.fixture(autouse=True)
 def _reset_precision():
+    from verifier.arith.float_bounds import _up_constants
+
+    _up_constants.cache_clear()  # each test (and each mutant under mutmut) computes its own constants
     old = ctx.prec
     ctx.prec = 128
     yield

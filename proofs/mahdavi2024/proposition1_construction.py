@@ -222,10 +222,13 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
     A = np.zeros((T, 0))  # coefficients of every row over the basis (rows in basis: unused)
     pending = list(rows)  # rows not in the basis, in order
     heads: list[HeadStep] = []
+    uniform = None  # the block of a head with W^h = 0 (uniform attention): the same for every such head
     for h in range(H):
         if len(basis) >= target:
-            factors.append((np.zeros((d, 0)), np.zeros((d, 0))))  # W^h = 0: uniform attention
-            blocks[:, h] = model.head_outputs(E, model.softmax(np.zeros((T, 1, n))))[:, 0]
+            factors.append((np.zeros((d, 0)), np.zeros((d, 0))))
+            if uniform is None:
+                uniform = model.head_outputs(E, model.softmax(np.zeros((T, 1, n))))[:, 0]
+            blocks[:, h] = uniform
             continue
         first = h == 0
         k = min(r if first else r - 1, target - len(basis), len(pending))

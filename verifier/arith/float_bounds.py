@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
@@ -124,9 +125,15 @@ def up_scale(b, x, F: Fraction, A: Fraction = SLACK):
     ``fl(y + a) >= (y + a)(1-u)``; so ``fl(fl(x f) + a) >= x f (1-u)^2 + (a -
     UL)(1-u) >= F x + A`` with ``f = fl_up(F/(1-u)^2)``, ``a = fl_up(A/(1-u) + UL)``.
     """
-    f = fl_up(Fraction(F) / (1 - U) ** 2)
-    a = fl_up(Fraction(A) / (1 - U) + UL)
+    f, a = _up_constants(Fraction(F), Fraction(A))
     return x * f + a
+
+
+@lru_cache(maxsize=4096)
+def _up_constants(F: Fraction, A: Fraction) -> tuple[float, float]:
+    """(f, a) of :func:`up_scale`, cached: exact rational arithmetic costs more
+    than the product it scales when the arrays are small."""
+    return fl_up(F / (1 - U) ** 2), fl_up(A / (1 - U) + UL)
 
 
 def down_scale(b, x, F: Fraction):

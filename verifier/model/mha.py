@@ -134,7 +134,8 @@ def logits_from_factors(contexts, queries, L, R, rows=None, *, mm=np.matmul) -> 
     q = mm(np.asarray(queries)[rows], R)  # R^T e   (T', k)
     if is_shared(contexts) or contexts.shape[0] == 1:
         return mm(q, mm(contexts[0], L).T)  # (R^T e)^T (E L)^T
-    return context_products(contexts[rows], mm(q, L.T))  # E (L R^T e)
+    E = contexts if len(rows) == contexts.shape[0] and np.array_equal(rows, np.arange(len(rows))) else contexts[rows]
+    return context_products(E, mm(q, L.T))  # E (L R^T e); no copy of the contexts when every row is asked for
 
 
 def head_outputs(contexts, S) -> np.ndarray:

@@ -106,8 +106,10 @@ def _as(b, a):
     return b.asarray(np.ascontiguousarray(a)) if not b.is_torch or isinstance(a, np.ndarray) else b.asarray(a)
 
 
-def logits_float_ball(b, contexts, queries, W_K, W_Q, head: int, rows=None):
-    """(mid, rad) of Eq. (1) for one head: shape (len(rows), n)."""
+def logits_float_ball(b, contexts, queries, W_K, W_Q, head: int, rows=None, *, context_abs=None):
+    """(mid, rad) of Eq. (1) for one head: shape (len(rows), n).  For
+    per-example contexts, ``context_abs`` = (E, |E|) on the backend, E =
+    contexts[rows] range-checked by the caller (shared by every head)."""
     rows = np.arange(contexts.shape[0]) if rows is None else np.asarray(rows, dtype=int)
     e = _as(b, np.asarray(queries)[rows])
     WQ, WK = _as(b, W_Q[head]), _as(b, W_K[head])
@@ -117,49 +119,79 @@ def logits_float_ball(b, contexts, queries, W_K, W_Q, head: int, rows=None):
         k_mid, k_rad = ball_matmul(b, E, None, WK, None)  # E W_K (n, d_h)
         return ball_matmul(b, p_mid, p_rad, k_mid.T, k_rad.T)
     u_mid, u_rad = ball_matmul(b, p_mid, p_rad, WK.T, None)  # (W_K W_Q^T e)^T  (T', d)
-    E = _as(b, contexts[rows])
-    a_mid, a_rad = ball_matmul(b, E, None, u_mid[:, :, None], u_rad[:, :, None])
-    return a_mid[:, :, 0], a_rad[:, :, 0]
+    if context_abs is None:
+        E = _as(b, contexts[rows])
+        check_range(b, E)
+        context_abs = (E, b.abs(E))
+    return _per_example_products(b, *context_abs, u_mid, u_rad)
+
+
+def _per_example_products(b, E, E_abs, u_mid, u_rad):
+    """(mid, rad) of E^(t) u^(t) for every example: :func:`ball_matmul` of a
+    batch of matrix-vector products (E exact, u in a ball), with |E| and E's
+    range check done once by the caller instead of once per head:
+    ``|E u - fl(E u)| + |E| u_rad <= |E| (gamma_d |u_mid| + u_rad) + 3 d UL``."""
+    check_range(b, u_mid, u_rad)
+    d = E.shape[-1]
+    g = gamma(d)
+    a_mid = b.matmul(E, u_mid[:, :, None])[:, :, 0]
+    w = up_scale(b, b.abs(u_mid), g)
+    if u_rad is not None:
+        w = add_up(b, w, u_rad)
+    R = up_scale(b, b.matmul(E_abs, w[:, :, None])[:, :, 0], 1 / (1 - g), (3 * d * UL) / (1 - g) + SLACK)
+    return a_mid, up_scale(b, R, Fraction(1), 3 * d * UL + SLACK)
 
 
 def feature_columns_float_ball(contexts, queries, W_K, W_Q, *, rows=None, cols=None, backend=None) -> FloatBall:
     """A :class:`FloatBall` enclosing ``Z[rows, cols]`` (Eq. 7; column j is
     coordinate ``j % d`` of head ``j // d``), in the order given.  Only the
-    heads that own a requested column are evaluated."""
+    heads that own a requested column are evaluated.  Per-example contexts are
+    read once for all heads (no copy when every example is asked for, in any
+    order: the rows are put in the requested order at the end)."""
     b = get_backend(backend)
     T, n, d = contexts.shape
     H = W_K.shape[0]
     rows = np.arange(T) if rows is None else np.asarray(rows, dtype=int)
     cols = np.arange(H * d) if cols is None else np.asarray(cols, dtype=int)
     shared = model.is_shared(contexts) or T == 1
+    order = None
+    if not shared:
+        rows, order = np.unique(rows, return_inverse=True)  # requested rows = rows[order]
+        E = _as(b, contexts if len(rows) == T else contexts[rows])
+        check_range(b, E)
+        E_abs = b.abs(E)
+        E_max = E_abs.amax(dim=1) if b.is_torch else np.max(E_abs, axis=1)  # (T', d): max over tokens, exact
     mid = b.asarray(np.zeros((len(rows), len(cols))))
     rad = b.asarray(np.zeros((len(rows), len(cols))))
     for h in np.unique(cols // d):
         where = np.flatnonzero(cols // d == h)
         coords = cols[where] % d
-        a_mid, a_rad = logits_float_ball(b, contexts, queries, W_K, W_Q, int(h), rows)
+        a_mid, a_rad = logits_float_ball(b, contexts, queries, W_K, W_Q, int(h), rows,
+                                         context_abs=None if shared else (E, E_abs))
         s_mid, s_rad = softmax_float_ball(b, a_mid, a_rad)
         del a_mid, a_rad
         if shared:
             z_mid, z_rad = ball_matmul(b, s_mid, s_rad, _as(b, contexts[0][:, coords]), None)
         else:
-            z_mid, z_rad = _head_block_per_example(b, contexts, rows, s_mid, s_rad, coords)
+            z_mid, z_rad = _head_block_per_example(b, E, E_max, s_mid, s_rad, coords)
         idx = where if not b.is_torch else __import__("torch").as_tensor(where, device=b.device)
         mid[:, idx] = z_mid
         rad[:, idx] = z_rad
+    if order is not None and not np.array_equal(order, np.arange(len(rows))):
+        idx = order if not b.is_torch else __import__("torch").as_tensor(order, device=b.device)
+        mid, rad = mid[idx], rad[idx]
     return FloatBall(mid, rad)
 
 
-def _head_block_per_example(b, contexts, rows, s_mid, s_rad, coords):
-    """z^(t) = s^(t)^T E^(t) on ``coords`` for per-example contexts, without an
-    |E| copy: with w = gamma_n |s_mid| + s_rad (n-vectors per example),
-    sum_i w_i |E_ic| <= (sum_i w_i) max_i |E_ic|, the max over tokens taken once."""
-    E = _as(b, contexts[rows])
-    check_range(b, E, s_mid, s_rad)
+def _head_block_per_example(b, E, E_max, s_mid, s_rad, coords):
+    """z^(t) = s^(t)^T E^(t) on ``coords`` for per-example contexts E
+    (range-checked by the caller), without an |E| product: with w = gamma_n
+    |s_mid| + s_rad (n-vectors per example), sum_i w_i |E_ic| <= (sum_i w_i)
+    max_i |E_ic| (``E_max``: the max over tokens)."""
+    check_range(b, s_mid, s_rad)
     n = E.shape[1]
     z = b.matmul(s_mid[:, None, :], E)[:, 0, :]  # (T', d)
-    emax = E.abs().amax(dim=1) if b.is_torch else np.max(np.abs(E), axis=1)  # (T', d), exact
     w = add_up(b, up_scale(b, b.abs(s_mid), gamma(n)), s_rad)
     wsum = rowsum_up(b, w)[:, None]
-    rad = up_scale(b, wsum * emax, 1 / (1 - U), 3 * n * UL + SLACK)  # + the product's rounding, underflow
+    rad = up_scale(b, wsum * E_max, 1 / (1 - U), 3 * n * UL + SLACK)  # + the product's rounding, underflow
     return z[:, coords], rad[:, coords]

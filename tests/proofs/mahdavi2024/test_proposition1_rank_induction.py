@@ -91,3 +91,29 @@ def test_trail_reads_like_appendix_B():
     titles = [s.title for s in ev.trail]
     assert titles[1].startswith("Head 1: base") and titles[2].startswith("Head 2: induction step")
     assert any("Lemma 3" in k for k in ev.trail[2].data)
+
+
+@given(attention_instances(H=st.integers(1, 3), n=st.integers(2, 4), context=st.sampled_from(["random", "shared"])),
+       st.integers(0, 2))
+def test_float_and_arb_certificates_of_the_construction_agree(inst, extra):
+    """The rigorous float64 path (Rump) and arb balls on the same construction:
+    every TRUE of the float path is a TRUE of arb, and neither certifies a rank
+    that the data forbid for ANY weights (Prop. 2's cap for shared contexts: a
+    minor above it would raise CertificateConflict)."""
+    from proofs.mahdavi2024.proposition1_rank_induction import certify_construction_rank
+    from verifier.arith.compare import Decision
+    from verifier.arith.rank_caps import structural_rank_cap
+
+    inst = make_instance(H=inst.H, n=inst.n, d=inst.d, d_h=inst.d_h, T=inst.capacity + extra,
+                         context=inst.kind, seed=inst.seed)
+    con = build_key_query_weights(inst, seed=inst.seed)
+    cap = structural_rank_cap(inst.contexts, inst.queries, inst.H)
+    for k in sorted({con.target, min(inst.T, con.target + 1)}):
+        f = certify_construction_rank(inst, con, k, method="float", cap=cap)
+        a = certify_construction_rank(inst, con, k, method="arb", cap=cap)
+        if f.decision is Decision.TRUE:
+            assert a.decision is Decision.TRUE and "float64" in f.method and "arb" in a.method
+        if k > cap.cap:
+            assert f.decision is not Decision.TRUE and a.decision is not Decision.TRUE
+        if k == con.target:  # small, well-conditioned minors: the float path reaches the construction's rank
+            assert f.decision is Decision.TRUE, f.method
