@@ -31,10 +31,27 @@ coefficients A_t with Z'_t = A_t Z'_I (the row operations of App. B).
   its rank allows, else refused.  Z is computed from these weights: the
   certificate is about the weights as returned.
 
-Numerics: the large products (logits, head outputs, row operations) run on
-an array backend (:mod:`verifier.arith.backend`: torch on CUDA when present,
-numpy/OpenBLAS on the CPU, where it was measured faster than torch's MKL);
-column-pivoted QR is scipy's (torch has none), on matrices of r-ish rows.
+Numerics (issue 11: torch for the dense linear algebra at scale)
+----------------------------------------------------------------
+What costs T-sized work runs on an array backend (:mod:`verifier.arith.backend`:
+torch on CUDA when present, numpy/OpenBLAS on the CPU, where it was measured
+faster than torch's CPU MKL): the logits (T x n per head, from the factors),
+the head outputs ``S E`` (T x d per head; at the 7B-class layer these and
+the row operations are the whole cost), the row operations ``A_t Z_{h,I}``
+and the projections ``Q^T Y`` of the least-squares coefficients.  Left on
+numpy/scipy, all on r-ish x d blocks (r <= d_h: latency-bound, a device
+round trip would cost more than the work):
+
+* column-pivoted QR (scipy ``qr(pivoting=True)``): the free rows of each
+  head and the head's columns of the minor.  torch has no pivoted QR
+  (``torch.linalg.qr`` and ``torch.geqrf`` do not pivot);
+* thin QR + triangular solve of the basis (least squares), the SVD of
+  Y_inf (sigma_min, resolved to eps * sigma_max), eigvalsh of the r x r
+  Gram matrices, Claim 1's right inverses and Lemma 3's vectors.
+
+The minor's columns come from the induction's own blocks (each head's
+new rows take that head's best columns: :meth:`Construction.minor_columns`),
+not from a pivoted QR of the whole T x Hd Z.
 """
 from __future__ import annotations
 
