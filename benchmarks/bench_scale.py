@@ -136,12 +136,15 @@ def run_one(name: str, device: str, arb_limit: float, svd_cols: int, seed: int =
     row = {"setting": name, "label": LABELS[name], **opts, "T": inst.T, "k": k, "Z_shape": list(con.Z.shape),
            "Z_gb": round(con.Z.nbytes / 2 ** 30, 2), "build_backend": con.backend, "instance_s": t_inst,
            "build_s": t_build, "induction_rank": len(con.basis)}
+    print(json.dumps(row), flush=True)  # partial rows: the parent keeps the last one (a killed run keeps the build)
     cap = structural_rank_cap(inst.contexts, inst.queries, inst.H)
     certs = {}
+    row["certificates"] = certs
     for path, method, bk in (("float64 numpy", "float", "numpy"), (f"float64 {torch_b}", "float", torch_b)):
         cert, sec = _timed(lambda: certify_construction_rank(inst, con, k, method=method, backend=bk, cap=cap), bk)
         certs[path] = {"seconds": sec, "certified_k": cert.certified_k, "residual": cert.residual_norm_upper,
                        "method": cert.method}
+        print(json.dumps(row), flush=True)
     est = _arb_estimate(k)
     if est <= arb_limit:
         cert, sec = _timed(lambda: certify_construction_rank(inst, con, k, method="arb", prec=128, cap=cap))
@@ -199,7 +202,7 @@ def markdown(rows: list[dict], facts: dict) -> str:
         arb_s = f"{arb['seconds']:.2f} ({arb['over_svd']:.1f}x)" if "seconds" in arb else arb["skipped"]
         svd = _fmt(r["svd_s"]) + ("*" if "svd_note" in r else "")
         ok = all(v.get("certified_k") == r["k"] for v in c.values() if "seconds" in v)
-        out.append(f"| {r['label']} | {r['T']} | {r['Z_shape'][0]}x{r['Z_shape'][1]} ({r['Z_gb']} GiB) | "
+        out.append(f"| {r['label']}{' (+)' if r.get('separate_run') else ''} | {r['T']} | {r['Z_shape'][0]}x{r['Z_shape'][1]} ({r['Z_gb']} GiB) | "
                    f"{_fmt(r['build_s'])} ({r['build_backend']}) | {svd} | {_fmt(r['build_over_svd'])} | "
                    f"{_fmt(c['float64 numpy']['seconds'])} | {_fmt(c[tpath]['seconds'])} | {arb_s} | "
                    f"{_fmt(best['over_svd'])} | {_fmt(r['floor_s'])} | {r['peak_rss_gb']} | "
@@ -210,6 +213,9 @@ def markdown(rows: list[dict], facts: dict) -> str:
             "R ~ inv(mid) + the Rump bound ||I - R A||_inf < 1; columns from the induction's blocks."]
     if notes:
         out += ["", "(*) SVD not run on the whole Z:"] + notes
+    if any(r.get("separate_run") for r in rows):
+        out += ["", "(+) measured in a separate run of this script (same machine, same day; `--add`): its ratios "
+                "are from its own process, its times from its own load."]
     out += ["", "Targets (issue 11): certificate/SVD <= 2 at every setting; T=2353 certificate < 15 s; random ViT-base "
             "certificate < 10 s; build/SVD <= 2 at ViT-base shared; 7B-class layer within 24 GiB.", ""]
     return "\n".join(out)
@@ -242,6 +248,8 @@ def main(argv=None) -> int:
     ap.add_argument("--svd-cols", type=int, default=16384, help="SVD of at most this many columns of Z")
     ap.add_argument("--out", default=os.path.join(ROOT, "reports", "benchmarks", "scale"),
                     help="write <out>.json and <out>.md ('' : print only)")
+    ap.add_argument("--add", help="also tabulate the rows of an earlier run's <out>.json (e.g. the 7B-class "
+                    "layer, run on its own; its rows keep their own load averages and are marked)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
@@ -258,10 +266,15 @@ def main(argv=None) -> int:
             env.update({v: str(args.threads) for v in THREAD_VARS})
         p = subprocess.run(cmd, capture_output=True, text=True, env=env)
         lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
-        row = json.loads(lines[-1]) if p.returncode == 0 and lines else \
-            {"setting": name, "error": (p.stderr.strip().splitlines() or ["no output"])[-1][:200]}
+        row = json.loads(lines[-1]) if lines else {"setting": name}
+        if p.returncode != 0:
+            why = (p.stderr.strip().splitlines() or [f"killed (exit {p.returncode}: out of memory?)"])[-1][:200]
+            row = {"setting": name, "error": why, "partial": row}
         print(json.dumps(row), flush=True)
         rows.append(row)
+    if args.add:
+        with open(args.add) as f:
+            rows += [dict(r, separate_run=True) for r in json.load(f)["rows"]]
     if args.out:
         facts = _facts(args.device, args.threads)
         os.makedirs(os.path.dirname(args.out), exist_ok=True)

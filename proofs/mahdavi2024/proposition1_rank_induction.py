@@ -82,6 +82,12 @@ def theorem_hypotheses(instance, *, prec: int = 128, seed: int = 0, samples: int
     ]
 
 
+#: Largest Z (entries) whose minor may be re-chosen by a column-pivoted QR of
+#: the whole matrix when the induction's block columns do not certify
+#: (a copy of Z and O(T^2 Hd) work: hours and > 20 GB at the 7B-class layer).
+PIVOTED_QR_LIMIT = 2**27
+
+
 @construction("proposition1.certify_rank")
 def certify_construction_rank(instance, con: Construction, k: int, *, prec: int = 128, method: str = "auto",
                               backend=None, cap: RankCap | None = None):
@@ -113,7 +119,10 @@ def certify_construction_rank(instance, con: Construction, k: int, *, prec: int 
             cert = certify_rank_lower_bound_lazy(shape_only, k, minor_ball, cols=cols, **opts)
             if cert.decision is Decision.TRUE:
                 cert = replace(cert, method=cert.method + "; columns from the induction's blocks")
-        if cert is None or cert.decision is not Decision.TRUE:
+        if cert is not None and cert.decision is not Decision.TRUE and con.Z.size > PIVOTED_QR_LIMIT:
+            cert = replace(cert, method=cert.method + f"; columns from the induction's blocks; no fallback: a pivoted "
+                           f"QR of the whole {con.Z.shape[0]} x {con.Z.shape[1]} Z exceeds {PIVOTED_QR_LIMIT} entries")
+        elif cert is None or cert.decision is not Decision.TRUE:
             cert = certify_rank_lower_bound_lazy(con.Z[rows], k, minor_ball, **opts)
     check_against_cap(cert.certified_k, cap or structural_rank_cap(E, e, instance.H))
     return cert

@@ -117,3 +117,28 @@ def test_float_and_arb_certificates_of_the_construction_agree(inst, extra):
             assert f.decision is not Decision.TRUE and a.decision is not Decision.TRUE
         if k == con.target:  # small, well-conditioned minors: the float path reaches the construction's rank
             assert f.decision is Decision.TRUE, f.method
+
+
+def test_no_pivoted_qr_of_a_huge_z_when_the_block_minor_is_undecided(monkeypatch):
+    """Above PIVOTED_QR_LIMIT the whole-Z pivoted QR fallback is skipped: the
+    block minor's UNDECIDED stands (never a claim), and says why."""
+    import proofs.mahdavi2024.proposition1_rank_induction as p1
+    from verifier.arith.compare import Decision
+    from verifier.arith.rank import RankLowerBound
+
+    calls = []
+
+    def undecided(mid, k, minor_ball, **kw):
+        calls.append(kw.get("cols"))
+        return RankLowerBound(k, (), (), Decision.UNDECIDED, 53, "patched", float("inf"), 0.0, k)
+
+    inst = make_instance(H=2, n=3, d=5, context="shared", seed=0)
+    con = build_key_query_weights(inst)
+    monkeypatch.setattr(p1, "certify_rank_lower_bound_lazy", undecided)
+    monkeypatch.setattr(p1, "PIVOTED_QR_LIMIT", con.Z.size - 1)
+    cert = p1.certify_construction_rank(inst, con, con.target)
+    assert cert.decision is Decision.UNDECIDED and "no fallback" in cert.method and len(calls) == 1
+    monkeypatch.setattr(p1, "PIVOTED_QR_LIMIT", con.Z.size)
+    calls.clear()
+    p1.certify_construction_rank(inst, con, con.target)
+    assert len(calls) == 2 and calls[1] is None  # small Z: the pivoted-QR minor is tried too
