@@ -47,7 +47,7 @@ DECIDE = T + "soundness/test_decisions.py"
 TARGETS: dict[str, tuple[str, list[str]]] = {
     "compare": ("verifier/arith/compare.py", [T + "verifier/arith/test_compare.py", T + "verifier/arith/test_compare_pinned.py",
                                               T + "verifier/arith/test_singular_values.py"] + SOUND[:1]),
-    "balls": ("verifier/arith/balls.py", [T + "verifier/arith/test_balls.py", T + "verifier/arith/test_rank.py",
+    "balls": ("verifier/arith/balls.py", [T + "verifier/arith/test_balls.py", T + "verifier/arith/test_balls_pinned.py", T + "verifier/arith/test_rank.py",
                                           T + "verifier/arith/test_singular_values.py"]),
     "exact": ("verifier/arith/exact.py", [T + "verifier/arith/test_exact.py", T + "verifier/arith/test_null_vectors.py",
                                           T + "proofs/mahdavi2024/test_claim1_fit_one_head.py"] + SOUND[:1]),
