@@ -49,7 +49,7 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
                                               T + "verifier/arith/test_singular_values.py"] + SOUND[:1]),
     "balls": ("verifier/arith/balls.py", [T + "verifier/arith/test_balls.py", T + "verifier/arith/test_balls_pinned.py", T + "verifier/arith/test_rank.py",
                                           T + "verifier/arith/test_singular_values.py"]),
-    "exact": ("verifier/arith/exact.py", [T + "verifier/arith/test_exact.py", T + "verifier/arith/test_null_vectors.py",
+    "exact": ("verifier/arith/exact.py", [T + "verifier/arith/test_exact.py", T + "verifier/arith/test_exact_pinned.py", T + "verifier/arith/test_null_vectors.py",
                                           T + "proofs/mahdavi2024/test_claim1_fit_one_head.py"] + SOUND[:1]),
     "rank": ("verifier/arith/rank.py", [DECIDE, T + "verifier/arith/test_rank.py", T + "verifier/arith/test_rank_float.py",
                                         T + "verifier/arith/test_rank_pinned.py"]
