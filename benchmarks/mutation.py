@@ -59,7 +59,7 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
                                                               T + "proofs/mahdavi2024/test_appendixB2_finite_scaling.py",
                                                               T + "proofs/mahdavi2024/test_lemma5_weyl_rank.py"]
                         + SOUND[:1]),
-    "kruskal": ("verifier/arith/kruskal.py", [DECIDE, T + "verifier/arith/test_kruskal.py",
+    "kruskal": ("verifier/arith/kruskal.py", [DECIDE, T + "verifier/arith/test_kruskal.py", T + "verifier/arith/test_kruskal_pinned.py",
                                               T + "proofs/mahdavi2024/test_assumption1_query_kruskal_rank.py"]
                 + SOUND[:1]),
     "independence": ("verifier/arith/independence.py", [T + "verifier/arith/test_independence.py",

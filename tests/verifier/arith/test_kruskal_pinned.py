@@ -1,0 +1,63 @@
+"""Pinned behaviour of verifier/arith/kruskal.py (mutation testing, issue 9):
+the witness hunt (parallel pairs, whole-set rank deficiency) with exhaustion cut
+short and no sampling, the sampled evidence's counts, the result's fields."""
+import numpy as np
+
+from verifier.arith.compare import Decision
+from verifier.arith.kruskal import kruskal_rank, kruskal_rank_at_least
+
+RNG = np.random.default_rng(0)
+PAIR = RNG.integers(-5, 6, (8, 5)).astype(float)
+PAIR[6] = 2 * PAIR[3]
+_B = RNG.integers(-5, 6, (3, 5)).astype(float)
+LOW = RNG.integers(-3, 4, (8, 3)).astype(float) @ _B  # rank 3
+GEN = RNG.standard_normal((9, 4))
+DEP = np.random.default_rng(0).integers(-9, 10, (9, 4)).astype(float)
+DEP[7] = DEP[0] + DEP[1] - DEP[5]
+
+
+def test_hunt_finds_a_parallel_pair():
+    r = kruskal_rank(PAIR, exhaustive_limit=10, samples=0)
+    assert (r.lower, r.upper, r.witness, r.witness_coefficients) == (1, 1, (3, 6), ("2", "-1"))
+    assert r.exhausted and r.sampled == 0 and r.sample_size is None
+    assert r.method == ("upper <= min(m, d) = 5; C(8,2..5) exceed exhaustive_limit=10; "
+                        "witness (parallel pair): dependent 2-subset [3, 6] => upper <= 1")
+
+
+def test_hunt_finds_the_whole_sets_rank_deficiency():
+    r = kruskal_rank(LOW, exhaustive_limit=10, samples=0)
+    assert (r.lower, r.upper, r.witness, r.exhausted) == (1, 3, (0, 4, 6, 7), False)
+    assert "witness (rank deficiency of the whole set): dependent 4-subset [0, 4, 6, 7] => upper <= 3" in r.method
+    assert r.at_least(1) is Decision.TRUE and r.at_least(4) is Decision.FALSE and r.at_least(2) is Decision.UNDECIDED
+
+
+def test_sampling_is_evidence_with_exact_counts():
+    r = kruskal_rank_at_least(GEN, 4, exhaustive_limit=50, samples=300, seed=3)
+    assert (r.lower, r.upper, r.sampled, r.sampled_independent, r.sample_size, r.exhausted) == (2, 4, 300, 300, 4, False)
+    assert r.at_least(4) is Decision.UNDECIDED and r.at_least(2) is Decision.TRUE
+    assert r.method.endswith("evidence: 300/300 random 4-subsets independent (exact per subset; not a proof for all subsets)")
+    assert "all C(9,2) = 36 2-subsets independent (exact, mod p / Q); C(9,3..4) exceed exhaustive_limit=50" in r.method
+
+
+def test_sampling_finds_a_witness_and_goes_on_at_the_new_upper_bound():
+    r = kruskal_rank(DEP, exhaustive_limit=50, samples=300, seed=3)
+    assert (r.lower, r.upper, r.witness, r.witness_coefficients) == (2, 3, (0, 1, 5, 7), ("1", "1", "-1", "-1"))
+    assert (r.sampled, r.sampled_independent, r.sample_size, r.exhausted) == (229, 229, 3, False)
+    assert "witness (random 4-subset): dependent 4-subset [0, 1, 5, 7] => upper <= 3" in r.method
+    at = kruskal_rank_at_least(DEP, 4, exhaustive_limit=50, samples=300, seed=3)
+    assert at.at_least(4) is Decision.FALSE and at.witness == (0, 1, 5, 7)
+    three = kruskal_rank_at_least(DEP, 3, exhaustive_limit=50, samples=300, seed=3)
+    assert (three.sampled, three.sampled_independent, three.sample_size) == (300, 300, 3)
+    assert three.at_least(3) is Decision.UNDECIDED
+
+
+def test_to_dict_fields():
+    r = kruskal_rank(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
+    d = r.to_dict()
+    seconds = d.pop("seconds")
+    assert 0 <= seconds < 60
+    assert d == {"lower": 2, "upper": 2, "exact": True, "witness": None, "witness_coefficients": None,
+                 "exhausted": True, "sampled": 0, "sampled_independent": 0, "sample_size": None,
+                 "method": "upper <= min(m, d) = 2; all C(3,2) = 3 2-subsets independent (exact, mod p / Q)"}
+    w = kruskal_rank(np.array([[1.0, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1]])).to_dict()
+    assert w["witness"] == [0, 1, 2] and w["witness_coefficients"] == ["1", "1", "-1"] and w["exact"]
