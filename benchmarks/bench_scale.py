@@ -202,11 +202,14 @@ def markdown(rows: list[dict], facts: dict) -> str:
         arb_s = f"{arb['seconds']:.2f} ({arb['over_svd']:.1f}x)" if "seconds" in arb else arb["skipped"]
         svd = _fmt(r["svd_s"]) + ("*" if "svd_note" in r else "")
         ok = all(v.get("certified_k") == r["k"] for v in c.values() if "seconds" in v)
+        verdict = f"rank >= {r['k']}" if ok else "; ".join(
+            f"{p}: {'rank >= ' + str(v['certified_k']) if v['certified_k'] else 'NOT decided (bound %.3g)' % v['residual']}"
+            for p, v in c.items() if "seconds" in v)
         out.append(f"| {r['label']}{' (+)' if r.get('separate_run') else ''} | {r['T']} | {r['Z_shape'][0]}x{r['Z_shape'][1]} ({r['Z_gb']} GiB) | "
                    f"{_fmt(r['build_s'])} ({r['build_backend']}) | {svd} | {_fmt(r['build_over_svd'])} | "
                    f"{_fmt(c['float64 numpy']['seconds'])} | {_fmt(c[tpath]['seconds'])} | {arb_s} | "
                    f"{_fmt(best['over_svd'])} | {_fmt(r['floor_s'])} | {r['peak_rss_gb']} | "
-                   f"{'rank >= ' + str(r['k']) if ok else 'NOT all paths'} | {r['load_avg'][0]}/{r['load_avg'][1]} |")
+                   f"{verdict} | {r['load_avg'][0]}/{r['load_avg'][1]} |")
     notes = [f"* {r['setting']}: {r['svd_note']}" for r in rows if "svd_note" in r]
     out += ["", "Floor: R = inv(A), R A and |R||A| of the T x T float minor A (the products any verification of the minor needs).",
             "Certificate = enclosing the T x T minor of Z from the float64 weights (rigorous float balls) + "

@@ -116,7 +116,7 @@ def logits_float_ball(b, contexts, queries, W_K, W_Q, head: int, rows=None, *, c
     p_mid, p_rad = accurate_matmul(b, e, WQ)  # e W_Q (T', d_h): cancels on fitted examples (c w . e ~ 0)
     if model.is_shared(contexts) or contexts.shape[0] == 1:
         E = _as(b, contexts[0])
-        k_mid, k_rad = ball_matmul(b, E, None, WK, None)  # E W_K (n, d_h)
+        k_mid, k_rad = accurate_matmul(b, E, WK)  # E W_K (n, d_h): cancels too (Claim 1's b = E^+ log s)
         return ball_matmul(b, p_mid, p_rad, k_mid.T, k_rad.T)
     u_mid, u_rad = ball_matmul(b, p_mid, p_rad, WK.T, None)  # (W_K W_Q^T e)^T  (T', d)
     if context_abs is None:
