@@ -61,3 +61,38 @@ def test_to_dict_fields():
                  "method": "upper <= min(m, d) = 2; all C(3,2) = 3 2-subsets independent (exact, mod p / Q)"}
     w = kruskal_rank(np.array([[1.0, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1]])).to_dict()
     assert w["witness"] == [0, 1, 2] and w["witness_coefficients"] == ["1", "1", "-1"] and w["exact"]
+
+
+def test_methods_defaults_and_edges():
+    import pytest
+
+    from verifier.arith.kruskal import general_position
+    from verifier.errors import InvalidInstance
+
+    w = kruskal_rank(np.array([[1.0, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1]]))
+    assert w.method == ("upper <= min(m, d) = 3; witness (exhaustion of 3-subsets): dependent 3-subset [0, 1, 2] "
+                        "=> upper <= 2; all C(4,2) = 6 2-subsets independent (exact, mod p / Q)")
+    g2 = GEN.copy()
+    g2[5] = 2 * g2[2]  # a parallel pair found while exhausting the affordable level 2 below the top 4
+    p = kruskal_rank(g2, exhaustive_limit=50, samples=0)
+    assert (p.lower, p.upper, p.witness, p.exhausted) == (1, 1, (2, 5), True)
+    assert p.method == ("upper <= min(m, d) = 4; witness (exhaustion of 2-subsets): dependent 2-subset [2, 5] "
+                        "=> upper <= 1")
+    g = kruskal_rank(GEN, exhaustive_limit=50, samples=0)
+    assert (g.lower, g.upper, g.exhausted, g.witness, g.witness_coefficients) == (2, 4, False, None, None)
+    assert g.method == ("upper <= min(m, d) = 4; all C(9,2) = 36 2-subsets independent (exact, mod p / Q); "
+                        "C(9,3..4) exceed exhaustive_limit=50")
+    assert kruskal_rank(GEN, exhaustive_limit=36, samples=0).lower == 2  # C(9,2) = 36 <= limit: inclusive
+    two = kruskal_rank_at_least(GEN, 2, exhaustive_limit=50)
+    assert (two.lower, two.upper, two.exhausted, two.sampled) == (2, 4, True, 0)  # level 2 done, nothing cut
+    z = kruskal_rank(np.array([[0.0, 0.0], [1.0, 0.0]]))
+    assert (z.lower, z.upper, z.witness, z.witness_coefficients) == (0, 0, (0,), ("1",))
+    gp = general_position(GEN, exhaustive_limit=50, samples=0)
+    assert (gp.lower, gp.upper, gp.sampled) == (2, 4, 0)
+    # defaults: samples=5000, seed=0
+    assert kruskal_rank_at_least(GEN, 4, exhaustive_limit=50, seed=3).sampled == 5000
+    assert kruskal_rank(DEP, exhaustive_limit=50, samples=300).sampled == 262
+    with pytest.raises(InvalidInstance, match="must be >= 0"):
+        kruskal_rank(GEN, exhaustive_limit=-1)
+    with pytest.raises(InvalidInstance, match="must be >= 0"):
+        kruskal_rank(GEN, samples=-1)
