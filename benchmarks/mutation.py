@@ -56,6 +56,7 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
              + SOUND[:2]),
     "null_vectors": ("verifier/arith/null_vectors.py", [T + "verifier/arith/test_null_vectors.py"]),
     "singular_values": ("verifier/arith/singular_values.py", [T + "verifier/arith/test_singular_values.py",
+                                                              T + "verifier/arith/test_singular_values_pinned.py",
                                                               T + "proofs/mahdavi2024/test_appendixB2_finite_scaling.py",
                                                               T + "proofs/mahdavi2024/test_lemma5_weyl_rank.py"]
                         + SOUND[:1]),
