@@ -96,3 +96,16 @@ def test_methods_defaults_and_edges():
         kruskal_rank(GEN, exhaustive_limit=-1)
     with pytest.raises(InvalidInstance, match="must be >= 0"):
         kruskal_rank(GEN, samples=-1)
+
+
+def test_sampled_counts_add_up_over_chunks(monkeypatch):
+    """Chunks of 4 subsets (CHUNK_ELEMS patched to 64 = 4 x 4^2): the counts add up
+    over the chunks, and the chunk holding the witness counts the subsets up to it."""
+    import verifier.arith.kruskal as kr
+
+    monkeypatch.setattr(kr, "CHUNK_ELEMS", 64)
+    r = kruskal_rank_at_least(GEN, 4, exhaustive_limit=50, samples=30, seed=3)
+    assert (r.sampled, r.sampled_independent, r.sample_size) == (30, 30, 4)
+    w = kruskal_rank_at_least(DEP, 4, exhaustive_limit=50, samples=71, seed=3)
+    assert (w.sampled, w.sampled_independent, w.sample_size, w.witness, w.upper) == (71, 70, 4, (0, 1, 5, 7), 3)
+    assert w.at_least(4) is Decision.FALSE
