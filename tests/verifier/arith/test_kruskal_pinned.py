@@ -109,3 +109,5 @@ def test_sampled_counts_add_up_over_chunks(monkeypatch):
     w = kruskal_rank_at_least(DEP, 4, exhaustive_limit=50, samples=71, seed=3)
     assert (w.sampled, w.sampled_independent, w.sample_size, w.witness, w.upper) == (71, 70, 4, (0, 1, 5, 7), 3)
     assert w.at_least(4) is Decision.FALSE
+    one = kruskal_rank_at_least(GEN, 4, exhaustive_limit=50, samples=1, seed=3)
+    assert (one.sampled, one.sampled_independent, one.sample_size) == (1, 1, 4)
