@@ -111,3 +111,10 @@ def test_sampled_counts_add_up_over_chunks(monkeypatch):
     assert w.at_least(4) is Decision.FALSE
     one = kruskal_rank_at_least(GEN, 4, exhaustive_limit=50, samples=1, seed=3)
     assert (one.sampled, one.sampled_independent, one.sample_size) == (1, 1, 4)
+
+
+def test_more_defaults_and_the_zero_vector_note():
+    assert kruskal_rank(GEN, exhaustive_limit=50, seed=3).sampled == 5000  # samples=5000
+    assert kruskal_rank_at_least(DEP, 4, exhaustive_limit=50, samples=300).sampled == 262  # seed=0
+    assert kruskal_rank(np.array([[0.0, 0.0], [1.0, 0.0]])).method == \
+        "upper <= min(m, d) = 2; vector 0 is zero => Kruskal rank 0"
