@@ -166,14 +166,15 @@ def run_target(name: str, max_children: int) -> dict:
             "generated": len(codes), "counts": counts, "survivors": survivors, "seconds": round(seconds, 1)}
 
 
-def rerun_survivors(name: str, max_children: int) -> dict:
+def rerun_survivors(name: str, max_children: int, open_only: bool = False) -> dict:
     """Rerun only the stored survivors of ``name`` against the committed tests (after
     new tests were written to kill them); killed ones move to the killed count."""
     r = json.loads((OUT / f"{name}.json").read_text())
     module, tests = TARGETS[name]
     if r.get("module_blob") != _blob(module):
         raise SystemExit(f"{name}: {module} changed since its run (mutant names shift): run the target again")
-    names = [x["mutant"] for x in r["survivors"] if x["status"] in ("survived", "suspicious", "no tests")]
+    names = [x["mutant"] for x in r["survivors"] if x["status"] in ("survived", "suspicious", "no tests")
+             and not (open_only and classify(x) != "open")]
     if not names:
         return r
     codes, seconds, output, _ = _mutmut_run(module, tests, max_children, names)
@@ -318,12 +319,14 @@ def main(argv=None) -> int:
     ap.add_argument("--summary", action="store_true", help="only write summary.md from the stored results")
     ap.add_argument("--survivors", action="store_true",
                     help="rerun only the stored survivors of the targets (after tests were added to kill them)")
+    ap.add_argument("--open", action="store_true", help="with --survivors: only those not listed as equivalent")
     args = ap.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
     if not args.summary:
         _scratch()
         for name in args.targets or list(TARGETS):
-            res = (rerun_survivors if args.survivors else run_target)(name, args.max_children)
+            res = (rerun_survivors(name, args.max_children, args.open) if args.survivors
+                   else run_target(name, args.max_children))
             (OUT / f"{name}.json").write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
             print(name, res.get("counts", res.get("error", "")[:500]), res.get("seconds"), flush=True)
     (OUT / "summary.md").write_text(summary())
