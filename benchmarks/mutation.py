@@ -54,7 +54,8 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
     "rank": ("verifier/arith/rank.py", [DECIDE, T + "verifier/arith/test_rank.py", T + "verifier/arith/test_rank_float.py",
                                         T + "verifier/arith/test_rank_pinned.py"]
              + SOUND[:2]),
-    "null_vectors": ("verifier/arith/null_vectors.py", [T + "verifier/arith/test_null_vectors.py"]),
+    "null_vectors": ("verifier/arith/null_vectors.py", [T + "verifier/arith/test_null_vectors.py",
+                                                        T + "verifier/arith/test_null_vectors_pinned.py"]),
     "singular_values": ("verifier/arith/singular_values.py", [T + "verifier/arith/test_singular_values.py",
                                                               T + "verifier/arith/test_singular_values_pinned.py",
                                                               T + "proofs/mahdavi2024/test_appendixB2_finite_scaling.py",
