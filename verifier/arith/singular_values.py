@@ -54,8 +54,9 @@ def _norm2_upper_by_powers(R: arb_mat, squarings: int | None, target: arb | None
         if j:
             G = matmul(G, G)
             log2_scale *= 2
-        big = max((abs(float(e.mid())) for e in G.entries()), default=0.0)
-        if big == 0.0:
+        # the radii count: a ball with zero midpoints is not the zero matrix
+        big = max((abs(float(e.mid())) + float(e.rad()) for e in G.entries()), default=0.0)
+        if big == 0.0:  # G is exactly zero
             return arb(0)
         e = -int(np.round(np.log2(big)))
         G = G * arb(2.0) ** e  # exact power of two
@@ -187,7 +188,7 @@ def spectral_norm_upper_bound(A, *, prec: int = 128, squarings: int | None = Non
     with workprec(prec):
         Aball = ball if ball is not None else to_arb_mat(mid)
         cheap = spectral_norm_upper(Aball).value
-        if ball is None and not np.any(mid):
+        if cheap.is_zero():  # every matrix in the ball is 0 (was an OverflowError for an exact zero arb_mat)
             return UpperBound(arb(0))
         scale = arb(2) ** -int(np.round(np.log2(float(cheap.mid()))))  # exact power of two
         tight = _norm2_upper_by_powers(Aball * scale, squarings) / scale

@@ -95,3 +95,23 @@ def test_spectral_norm_bounds_are_sound_and_tight():
     assert S[0] <= upper(spectral_norm_upper_bound(tall)) <= S[0] * (1 + 1e-6)
     big = 1e150 * A  # rescaled by exact powers of two inside: no overflow
     assert S[0] * 1e150 * (1 - 1e-12) <= upper(spectral_norm_upper_bound(big)) <= S[0] * 1e150 * (1 + 1e-6)
+
+
+def test_balls_count_in_every_bound():
+    """For the ball mid +/- r (entrywise) some member has sigma_min <= sigma(mid) - r
+    and some has ||X|| >= ||mid|| + r (rank-one perturbations of entries <= r), so the
+    one-sided bounds over the ball must leave that room: bounds of the midpoint alone fail."""
+    r = 1e-3
+    ball = arb_mat([[arb(float(A[i, j]), r) for j in range(6)] for i in range(4)])
+    assert lower(sigma_min_lower_bound(ball)) <= S[-1] - r
+    assert upper(sigma_min_upper_bound(ball)) >= S[-1] + r
+    assert lower(spectral_norm_lower_bound(ball)) <= S[0] - r
+    assert upper(spectral_norm_upper_bound(ball)) >= S[0] + r
+
+
+def test_a_ball_around_zero_is_not_the_zero_matrix():
+    """Found by mutation testing: the Gram-power bound returned 0 when the
+    midpoints were 0, ignoring the radii ([[0 +/- 1]] holds [[1]], of norm 1)."""
+    assert upper(spectral_norm_upper_bound(arb_mat([[arb(0, 1)]]))) >= 1
+    assert upper(spectral_norm_upper_bound(arb_mat([[arb(0, 1), arb(0, 1)], [arb(0, 1), arb(0, 1)]]))) >= 2
+    assert spectral_norm_upper_bound(arb_mat([[arb(0), arb(0)]])).value == 0
