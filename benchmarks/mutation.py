@@ -72,7 +72,7 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
                                                                     T + "verifier/arith/test_rank_float.py",
                                                                     T + "verifier/arith/test_float_certificates_pinned.py"]
                            + SOUND[:1]),
-    "mha_balls": ("verifier/model/mha_balls.py", [T + "verifier/model/test_mha_balls.py",
+    "mha_balls": ("verifier/model/mha_balls.py", [T + "verifier/model/test_mha_balls.py", T + "verifier/model/test_mha_balls_pinned.py",
                                                   T + "proofs/mahdavi2024/test_claim2_fit_and_saturate.py",
                                                   T + "proofs/mahdavi2024/test_step2_linear_readout.py"]),
     # the deciding lines of the proofs (plain functions of these modules)
