@@ -44,7 +44,7 @@ def test_sigma_min_bounds_are_sound_and_tight():
     # fixed squarings: monotone, 0 = the cheap norm bound of R
     few, more = (float(sigma_min_lower_bound(A, squarings=j).value.mid()) for j in (1, 4))
     none = float(sigma_min_lower_bound(A, squarings=0).value.mid())
-    assert 0 < none <= few <= more <= lo * (1 + 1e-12) and none < 0.999 * lo
+    assert 0 < none <= few < more <= lo * (1 + 1e-12) and none < 0.999 * lo
     assert float(sigma_min_enclosure(A, squarings=1).lower.value.mid()) == few
     # early stop once the bound exceeds at_least (looser, still sound, above the target)
     stop = float(sigma_min_lower_bound(A, at_least=S[-1] / 4).value.mid())
@@ -115,3 +115,12 @@ def test_a_ball_around_zero_is_not_the_zero_matrix():
     assert upper(spectral_norm_upper_bound(arb_mat([[arb(0, 1)]]))) >= 1
     assert upper(spectral_norm_upper_bound(arb_mat([[arb(0, 1), arb(0, 1)], [arb(0, 1), arb(0, 1)]]))) >= 2
     assert spectral_norm_upper_bound(arb_mat([[arb(0), arb(0)]])).value == 0
+
+
+def test_vector_norm_is_an_enclosure_of_floats_and_the_enclosure_passes_squarings():
+    from verifier.arith.singular_values import _vector_norm_ball
+
+    assert _vector_norm_ball([0.1]).contains(arb(0.1))  # squares in arb: fl(0.1 * 0.1) would miss it
+    assert _vector_norm_ball(arb_mat([[arb(3.0)], [arb(4.0)]])) == 5
+    e0 = spectral_norm_enclosure(A, squarings=0)
+    assert upper(e0) == upper(spectral_norm_upper_bound(A, squarings=0)) > S[0] * (1 + 1e-9)

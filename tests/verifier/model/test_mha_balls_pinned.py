@@ -43,6 +43,8 @@ def test_forward_readout_scores_enclose_the_float_model():
         _close(forward_ball(E, e, W, Z=Z), mha.forward(E, e, W))
         Ws = [W.W_K[h] @ W.W_Q[h].T for h in range(H)]  # attention matrices: u = W e
         _close(feature_matrix_ball(E, e, W=Ws), mha.feature_matrix(E, e, W=np.stack(Ws)), tol=1e-10)
+        S_W = mha.softmax(mha.logits_from_attention_matrices(E, e, np.stack(Ws)))
+        _close(scores_matrix_ball(E, e, W=Ws), S_W.reshape(T, H * n), tol=1e-10)
         shared = np.broadcast_to(E[:1], E.shape)
         _close(feature_matrix_ball(shared, e, W.W_K, W.W_Q), mha.feature_matrix(shared, e, W.W_K, W.W_Q))
         L = logits_ball(E, e, W.W_K, W.W_Q, rows=[2])
