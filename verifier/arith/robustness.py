@@ -195,6 +195,9 @@ def subset_robustness(V, k: int, *, tolerance: float, exhaustive_limit: int = 20
     cap = max(1, int(budget // max(per, 1.0)))
     chunk = max(1, min(_CHUNK // max(k * d, 1), cap))
     population = math.comb(m, k) if math.comb(m, k) <= exhaustive_limit else None
+    if population is None and int(samples) < 1:
+        raise InvalidInstance(f"samples = {samples}: C({m}, {k}) > exhaustive_limit = {exhaustive_limit} subsets "
+                              "are sampled, and at least one sample is needed")
     best, best_idx, screened = np.inf, None, 0
     for block in _subset_chunks(m, k, exhaustive_limit=exhaustive_limit, samples=samples, seed=seed,
                                 chunk=chunk):

@@ -51,3 +51,14 @@ def test_sampled_subsets_respect_the_budget():
     V = np.random.default_rng(2).standard_normal((40, 8))
     rob = subset_robustness(V, 6, tolerance=0.0, exhaustive_limit=10, samples=500, budget=6 * 6 * 8 * 50)
     assert rob.screened == 50 and rob.population is None and rob.decision is Decision.TRUE
+
+
+def test_zero_samples_is_a_clear_error_not_a_crash():
+    import pytest
+
+    from verifier.errors import InvalidInstance
+
+    V = np.random.default_rng(0).standard_normal((30, 5))
+    with pytest.raises(InvalidInstance, match="at least one sample"):
+        subset_robustness(V, 4, tolerance=0.0, exhaustive_limit=10, samples=0)
+    assert subset_robustness(V, 2, tolerance=0.0, exhaustive_limit=10**6, samples=0).screened == 435  # exhaustive
