@@ -189,20 +189,18 @@ def saturation_margin_ball(bq, aq, istar: int, c: float, *, factor: int = 2, use
 
 
 def saturation_at(b, ap, istar: int, c: float, eps: float, bound: str, claim_eps: bool,
-                  exact=None) -> tuple[Decision, dict]:
-    """err(c) <= bound(c) (and <= eps when ``claim_eps``) at the current precision;
-    with ``exact`` = (b, a') as rationals the first is decided by D <= 0."""
+                  exact) -> tuple[Decision, dict]:
+    """err(c) <= bound(c) (and <= eps when ``claim_eps``) at the current precision:
+    the first decided by D <= 0 on ``exact`` = (b, a') as rationals; the balls
+    of err and of the bound (from the balls b, a') are reported."""
     n = len(b)
     _, factor, uses_R = BOUNDS[bound]
     R, g = saturation_constants_ball(b, ap, istar)
     s = softmax_ball([bi + arb(c) * ai for bi, ai in zip(b, ap)])
     err = 2 * sum((s[i] for i in range(n) if i != istar), arb(0))  # = ||s - one-hot||_1 since sum s = 1
     bnd = error_bound_ball(R, g, c, n, factor=factor, uses_R=uses_R)
-    if exact is not None:
-        decs = {"err <= bound": certainly_less_equal(
-            saturation_margin_ball(*exact, istar, c, factor=factor, uses_R=uses_R), arb(0))}
-    else:
-        decs = {"err <= bound": certainly_less_equal(err, bnd)}
+    decs = {"err <= bound": certainly_less_equal(
+        saturation_margin_ball(*exact, istar, c, factor=factor, uses_R=uses_R), arb(0))}
     if claim_eps:
         decs["err <= eps"] = certainly_less_equal(err, arb(eps))
     return Decision.all(decs.values()), {"err": err, "bound": bnd, "decisions": decs}

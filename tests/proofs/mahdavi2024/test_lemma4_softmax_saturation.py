@@ -173,3 +173,119 @@ def test_margin_sign_matches_the_inequality():
         truth = certainly_less_equal(err, bound)
         assert truth is not Decision.UNDECIDED
         assert certainly_less_equal(D, arb(0)) is truth, (c, factor, uses_R)
+
+
+# -- the deciding lines, pinned by value (mutation testing) --------------------
+
+def _mp_margin(b, a, istar, c, factor, uses_R):
+    """D = e^{-(U - cg)} (1 + S) (err - factor (n-1) e^{U - cg}), in mpmath at 60 digits (independent of arb)."""
+    import mpmath
+
+    with mpmath.workdps(60):
+        n = len(b)
+        z = [mpmath.mpf(bi) + mpmath.mpf(c) * mpmath.mpf(ai) for bi, ai in zip(b, a)]
+        R = max(mpmath.mpf(x) for x in b) - mpmath.mpf(b[istar])
+        g = mpmath.mpf(a[istar]) - max(mpmath.mpf(a[i]) for i in range(n) if i != istar)
+        shift = (R if uses_R else 0) - mpmath.mpf(c) * g
+        S = sum(mpmath.exp(z[i] - z[istar]) for i in range(n) if i != istar)
+        err = 2 * S / (1 + S)
+        return mpmath.exp(-shift) * (1 + S) * (err - factor * (n - 1) * mpmath.exp(shift))
+
+
+def test_margin_value_matches_an_independent_formula():
+    """saturation_margin_ball's value (not only its sign) at n = 3, 4, with its defaults (factor 2, with R)."""
+    import mpmath
+    from flint import fmpq
+
+    from proofs.mahdavi2024.lemma4_softmax_saturation import saturation_margin_ball
+
+    rng = np.random.default_rng(5)
+    for n in (3, 4):
+        for _ in range(4):
+            b = [fmpq(int(x), 8) for x in rng.integers(-16, 16, n)]
+            a = [fmpq(int(x), 4) for x in rng.integers(-8, 8, n)]
+            istar = max(range(n), key=lambda i: a[i])
+            if sorted(a)[-1] == sorted(a)[-2]:
+                continue
+            bf, af = [float(x.p) / float(x.q) for x in b], [float(x.p) / float(x.q) for x in a]
+            for c in (0.0, 0.75, 3.0):
+                for factor, uses_R in [(2, True), (1, True), (2, False)]:
+                    with workprec(200):
+                        D = saturation_margin_ball(b, a, istar, c, factor=factor, uses_R=uses_R)
+                    want = _mp_margin(bf, af, istar, c, factor, uses_R)
+                    assert abs(float(D.mid()) - float(want)) <= 1e-12 * max(1.0, abs(float(want))), (n, c, factor)
+                with workprec(200):
+                    dflt = saturation_margin_ball(b, a, istar, c)
+                assert abs(float(dflt.mid()) - float(_mp_margin(bf, af, istar, c, 2, True))) <= 1e-12 * max(
+                    1.0, abs(float(mpmath.mpf(_mp_margin(bf, af, istar, c, 2, True)))))
+
+
+def test_exact_logits_are_the_rational_products():
+    """b = E W e and a' = (E v)(w . e) over Q, with w . e far from +-1."""
+    from flint import fmpq
+
+    from proofs.mahdavi2024.lemma4_softmax_saturation import exact_saturation_logits
+
+    E = np.array([[1.0, 0.5, 0.0], [0.25, -1.0, 2.0]])
+    e, W = np.array([3.0, -0.5, 1.0]), np.arange(9.0).reshape(3, 3) / 4
+    v, w = np.array([1.0, 2.0, -1.0]), np.array([0.5, 0.25, 3.0])
+    b, a = exact_saturation_logits(E, e, W, v, w)
+    we = fmpq(3, 2) - fmpq(1, 8) + 3
+    assert we == fmpq(35, 8)
+    assert b == [fmpq(int(round(x * 64)), 64) for x in E @ W @ e]
+    assert a == [fmpq(int(x * 4), 4) * we for x in E @ v]
+
+
+def test_bound_at_n_one_is_zero_without_evaluating_the_exponential():
+    assert saturation_error_bound(5000.0, 0.0, 0.0, 1) == 0.0  # exp(5000) would overflow
+
+
+def test_reported_bound_is_the_balls_bound():
+    """saturation_at reports err and factor (n-1) exp(U - c g) as balls (Lemma 4's, and both wrong ones)."""
+    from flint import arb
+
+    from proofs.mahdavi2024.lemma4_softmax_saturation import (
+        exact_saturation_logits,
+        saturation_at,
+        saturation_constants_ball,
+    )
+
+    inst = make_instance(H=2, n=3, d=5, seed=0)
+    st_ = build_saturation_setting(inst)
+    t = st_["saturated"][0]
+    args = (inst.contexts[t], inst.queries[t], st_["W"], st_["v"], st_["w"])
+    with workprec(128):
+        b, ap = saturation_logits(*args)
+        exact = exact_saturation_logits(*args)
+        istar = max(range(3), key=lambda i: exact[1][i])
+        R, g = saturation_constants_ball(b, ap, istar)
+        c = 2.5
+        for bound, factor, U in [("lemma4", 2, R), ("no-2", 1, R), ("no-R", 2, arb(0))]:
+            dec, pay = saturation_at(b, ap, istar, c, 1e-3, bound, False, exact)
+            want = factor * 2 * (U - c * g).exp()
+            assert (pay["bound"] - want).contains(0) and pay["bound"].rad() < 1e-30 * abs(want.mid())
+        assert not pay["err"].contains(0) and pay["err"] < 2
+
+
+def test_setting_defaults_and_the_gaussian_scale():
+    inst = make_instance(H=1, n=3, d=16, T=4, seed=2)
+    assert np.array_equal(build_saturation_setting(inst)["W"], build_saturation_setting(inst, seed=0)["W"])
+    g1 = build_saturation_setting(inst, base="gaussian")["W"]
+    assert np.array_equal(g1, build_saturation_setting(inst, base="gaussian", base_scale=1.0)["W"])
+    g20 = build_saturation_setting(inst, base="gaussian", base_scale=20.0)["W"]
+    assert np.allclose(g20, 20 * g1, rtol=1e-15, atol=0)
+    ratio = np.linalg.norm(g1) / np.sqrt(16)  # entries N(0, 1/d): ||W||_F ~ sqrt(d)
+    assert 0.5 < ratio < 2, ratio
+
+
+def test_exactly_singular_context_on_J_gets_a_gaussian_base():
+    """Claim 1 fails exactly on J (a repeated token in example 0): the Gaussian base W serves ("for any W")."""
+    from verifier.data.instances import from_arrays
+
+    inst = make_instance(H=2, n=3, d=5, T=5, seed=0)
+    E = np.array(inst.contexts, dtype=float)
+    E[0, 1] = E[0, 0]
+    st_ = build_saturation_setting(from_arrays(E, np.asarray(inst.queries), np.asarray(inst.labels), H=2))
+    assert st_["J"] == [0, 1]
+    assert st_["W"].shape == (5, 5) and np.all(np.isfinite(st_["W"]))
+    assert 0.2 < np.linalg.norm(st_["W"]) / np.sqrt(5) < 5
