@@ -250,19 +250,20 @@ def test_reported_bound_is_the_balls_bound():
         saturation_constants_ball,
     )
 
-    inst = make_instance(H=2, n=3, d=5, seed=0)
+    inst = make_instance(**CONTROL_INSTANCE)  # the saturated token is not the base argmax: R > 0
     st_ = build_saturation_setting(inst)
-    t = st_["saturated"][0]
+    t = 2
     args = (inst.contexts[t], inst.queries[t], st_["W"], st_["v"], st_["w"])
     with workprec(128):
         b, ap = saturation_logits(*args)
         exact = exact_saturation_logits(*args)
-        istar = max(range(3), key=lambda i: exact[1][i])
+        istar = max(range(inst.n), key=lambda i: exact[1][i])
         R, g = saturation_constants_ball(b, ap, istar)
+        assert R > 0.1
         c = 2.5
         for bound, factor, U in [("lemma4", 2, R), ("no-2", 1, R), ("no-R", 2, arb(0))]:
             dec, pay = saturation_at(b, ap, istar, c, 1e-3, bound, False, exact)
-            want = factor * 2 * (U - c * g).exp()
+            want = factor * (inst.n - 1) * (U - c * g).exp()
             assert (pay["bound"] - want).contains(0) and pay["bound"].rad() < 1e-30 * abs(want.mid())
         assert not pay["err"].contains(0) and pay["err"] < 2
 
