@@ -26,12 +26,15 @@ mutmut 3 does not mutate decorated functions or classes (``@dataclass``,
 from __future__ import annotations
 
 import argparse
+import ast
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
+import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +87,8 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
     "proposition1": ("proofs/mahdavi2024/proposition1_rank_induction.py",
                      [DECIDE, T + "proofs/mahdavi2024/test_proposition1_rank_induction.py"] + SOUND[:2]),
     "theorem1": ("proofs/mahdavi2024/theorem1_memorization.py",
-                 [DECIDE, T + "proofs/mahdavi2024/test_theorem1_memorization.py"] + SOUND),
+                 [DECIDE, T + "proofs/mahdavi2024/test_theorem1_memorization.py",
+                  T + "proofs/mahdavi2024/test_theorem1_pinned.py"] + SOUND),
     "step2": ("proofs/mahdavi2024/step2_linear_readout.py",
               [T + "proofs/mahdavi2024/test_step2_linear_readout.py", T + "proofs/mahdavi2024/test_step2_pinned.py",
                T + "proofs/mahdavi2024/test_appendixC_skip_connection.py"]),
@@ -210,6 +214,8 @@ RULES = {  # rule -> the one-line reason every mutant it matches shares
     "message-only": "rewrites only the text of a raised exception: no verdict depends on it",
     "arb-none-is-zero": "arb(None) is arb(0) in python-flint: the same number",
     "backend-unused": "up_scale/add_up never read their backend argument b (float_bounds.py): the same floats",
+    "evidence-text": "rewrites only evidence wording (a string of a dict literal, of Step / Hypothesis / conclude, or "
+                     "of a reason / claim text) that the module never reads back: no verdict or number depends on it",
 }
 
 
@@ -229,7 +235,82 @@ def _in_raise(diff: str) -> bool:
     return True
 
 
-def _rule(minus: list[str], plus: list[str], diff: str = "") -> str | None:
+def _tokens(code: str) -> list[tuple[int, str]]:
+    """(type, text) of the tokens of a code fragment (an unclosed bracket at the end is fine)."""
+    out = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+            if tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER,
+                                tokenize.COMMENT):
+                out.append((tok.type, tok.string))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return out
+
+
+TEXT_CALLS = {"Step", "Hypothesis", "conclude"}  # calls whose string arguments are the evidence's wording
+TEXT_NAMES = {"reason", "claimed", "claim_text", "text", "note", "why", "title", "caption"}
+
+
+def _text_context(tree: ast.AST, parents: dict, node: ast.AST) -> bool:
+    """A string node is evidence text: it reaches, through f-strings, +, if-else
+    and grouping, a dict literal, an argument of Step / Hypothesis / conclude,
+    or an assignment to a text variable (reason, claimed, ...)."""
+    while True:
+        up = parents.get(node)
+        if up is None:
+            return False
+        if isinstance(up, (ast.JoinedStr, ast.FormattedValue, ast.IfExp)) or (
+                isinstance(up, ast.BinOp) and isinstance(up.op, ast.Add)):
+            node = up
+            continue
+        if isinstance(up, ast.Dict):
+            return True
+        if isinstance(up, ast.keyword):
+            up = parents.get(up)
+        if isinstance(up, ast.Call):
+            f = up.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            return name in TEXT_CALLS and node is not f
+        if isinstance(up, ast.Assign):
+            return all(isinstance(t, ast.Name) and t.id in TEXT_NAMES for t in up.targets)
+        return False
+
+
+def _string_only(minus: list[str], plus: list[str], source: str) -> bool:
+    """Only string literals differ (token by token), each changed literal is
+    evidence text (:func:`_text_context`, located in the module's source) and
+    the module never reads it back (a subscript, .get, a comparison, 'in')."""
+    a, b = _tokens("\n".join(minus)), _tokens("\n".join(plus))
+    if len(a) != len(b) or not a:
+        return False
+    changed = [x for x, y in zip(a, b) if x != y]
+    if not changed or any(x[0] != tokenize.STRING or y[0] != tokenize.STRING for x, y in zip(a, b) if x != y):
+        return False
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    parents = {c: n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+    lines = source.splitlines()
+    where = [i + 1 for i, ln in enumerate(lines) if ln.strip() in minus]
+    for _, lit in changed:
+        value = ast.literal_eval(lit) if not lit.lstrip("rRbB").startswith(("f", "F")) else None
+        nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.Constant, ast.JoinedStr))
+                 and getattr(n, "lineno", 0) in where and ast.get_source_segment(source, n) == lit]
+        if not nodes or not all(_text_context(tree, parents, n) for n in nodes):
+            return False
+        if value is not None:  # read back anywhere in the module?
+            for n in ast.walk(tree):
+                if isinstance(n, ast.Constant) and n.value == value:
+                    up = parents.get(n)
+                    if isinstance(up, (ast.Subscript, ast.Compare)) or (
+                            isinstance(up, ast.Call) and isinstance(up.func, ast.Attribute) and up.func.attr == "get"):
+                        return False
+    return True
+
+
+def _rule(minus: list[str], plus: list[str], diff: str = "", source: str = "") -> str | None:
     if not (minus and plus):
         return None
     raises = [x.split("(")[0] for x in minus + plus if x.startswith("raise ")]
@@ -242,14 +323,23 @@ def _rule(minus: list[str], plus: list[str], diff: str = "") -> str | None:
         at = [i for i in range(len(m)) if m.startswith(f + "b,", i)]
         if any(m[:i] + f + "None," + m[i + len(f) + 2:] == p for i in at):
             return "backend-unused"
+    if source and _string_only(minus, plus, source):
+        return "evidence-text"
     return None
+
+
+def _module_source(name: str) -> str:
+    """The committed source of the module a mutant name belongs to ('' if not found)."""
+    mod = name.split(".x")[0].split(".x\u01c1")[0]
+    path = ROOT / (mod.replace(".", "/") + ".py")
+    return path.read_text() if path.exists() else ""
 
 
 def classify(survivor: dict, equivalents: dict | None = None) -> str:
     """A survivor's class: a rule of :data:`RULES`, 'listed' (a one-line reason
     in tests/soundness/mutants_equivalent.json), or 'open' (needs a test or a reason)."""
     minus, plus = _changed_lines(survivor.get("diff", ""))
-    rule = _rule(minus, plus, survivor.get("diff", ""))
+    rule = _rule(minus, plus, survivor.get("diff", ""), _module_source(survivor["mutant"]))
     if rule:
         return rule
     name = survivor["mutant"]

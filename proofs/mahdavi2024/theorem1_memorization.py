@@ -111,7 +111,7 @@ def saved_weights_certificate(instance, weights: Weights, *, skip: bool, prec: i
         Yhat = forward_ball(instance.contexts, instance.queries, weights, skip=skip)
         worst = ball_max(abs(Yhat[i, j] - arb(float(Y[i, j]))) for i in range(Y.shape[0]) for j in range(Y.shape[1]))
         tight = certainly_less_equal(arb(worst.rad()) * 100, worst.abs_upper())
-        return tight, worst
+        return (Decision.TRUE if tight is Decision.TRUE else Decision.UNDECIDED), worst  # wide: climb
 
     dec, worst, bits = with_precision_ladder(attempt, prec=prec, max_prec=max(prec, max_prec))
     lo, hi = lower(worst), upper(worst)
