@@ -68,7 +68,10 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
                                               T + "proofs/mahdavi2024/test_assumption1_query_kruskal_rank.py"]
                 + SOUND[:1]),
     "independence": ("verifier/arith/independence.py", [T + "verifier/arith/test_independence.py",
-                                                        T + "verifier/arith/test_kruskal.py"] + SOUND[:1]),
+                                                        T + "verifier/arith/test_independence_pinned.py",
+                                                        T + "verifier/arith/test_kruskal.py",
+                                                        T + "verifier/arith/test_kruskal_pinned.py",
+                                                        T + "verifier/arith/test_rank_float.py"] + SOUND[:1]),
     "rank_caps": ("verifier/arith/rank_caps.py", [DECIDE, T + "verifier/arith/test_rank_caps_pinned.py", T + "proofs/mahdavi2024/test_proposition1_rank_induction.py",
                                                   T + "proofs/mahdavi2024/test_theorem1_memorization.py"] + SOUND[:2]),
     "float_certificates": ("verifier/arith/float_certificates.py", [T + "verifier/arith/test_float_certificates.py",
