@@ -65,15 +65,29 @@ def test_exact_readout_path_numbers():
     assert rank_step.uses == "Prop. 1 + Step 2" and rank_step.data["T"] == inst.T
     readout = _steps(ev, "Readout: W_V^h = [M_h, 0], W_O, W_D; forward pass (Eqs. 1-6)")[0]
     assert readout.uses == "Step 2" and "with skip" not in readout.title
+    assert readout.data == {"max |yhat - y| (float64 weights, numpy)":
+                            ev.measured["max |yhat - y| of the float64 weights (numpy)"]}
+
+
+def test_rank_not_certified_is_said_so_in_the_trail():
+    from proofs.mahdavi2024.theorem1_memorization import control_too_many_examples
+
+    ev = control_too_many_examples()
+    well_formed(ev)
+    assert not _steps(ev, "rank(Z) = T certified")
+    step = _steps(ev, "rank(Z) = T not certified (structural cap ")[0]
+    assert step.uses == "Prop. 1 + Step 2" and step.data["structural cap"] < step.data["T"]
 
 
 def test_callers_precision_and_seed_reach_the_construction():
     inst = make_instance(H=3, n=3, d=5, seed=0)
     ev = check_theorem1(inst, prec=192)
     assert ev.certificates[0]["prec_bits"] >= 192 and ev.prec_bits == 192
-    a = memorize(inst, prec=128, seed=0).certificates[0]
-    b = memorize(inst, prec=128, seed=1).certificates[0]
-    assert a != b  # another seed, another construction (Claim 1 targets, Lemma 3 vectors)
+    assert ev.measured["readout precision bits"] >= 192
+    key = "max |yhat - y| of the float64 weights (numpy)"
+    a, b = (memorize(inst, prec=128, seed=s) for s in (0, 1))
+    assert a.measured[key] != b.measured[key]  # another seed, another construction (Claim 1 targets, Lemma 3)
+    assert a.certificates[0]["residual_norm_upper"] != b.certificates[0]["residual_norm_upper"]
 
 
 def test_large_labels_scale_the_tolerance_and_not_the_far_flag():
@@ -135,6 +149,12 @@ def test_dh_below_r_is_refuted_by_certified_head_ranks():
     for c in ev.certificates:
         assert c["kind"] == "rank W^h >= d_h + 1 (nonsingular minor)" and c["k"] == 3 and c["decision"] == "true"
     assert [c["head"] for c in ev.certificates] == [1]
+
+
+def test_one_head_of_rank_three_in_d_h_two():
+    """Every head certified (H = 1): the refutation path is taken and its certificate reported."""
+    ev = check_theorem1(make_instance(H=1, n=3, d=5, d_h=2, T=3, seed=0), force_r=3)
+    assert [(c["head"], c["k"], c["decision"]) for c in ev.certificates] == [(1, 3, "true")]
 
 
 def test_at_most_three_head_certificates_numbered_from_one():
@@ -208,6 +228,7 @@ def test_saved_weights_certificate_numbers(tmp_path):
     moved = from_arrays(np.asarray(inst.contexts), np.asarray(inst.queries), Y, H=3)
     c = saved_weights_certificate(moved, w, skip=False, prec=128)
     assert 0.999 < c["max |yhat - y| >="] <= c["max |yhat - y| <="] < 1.001 and c["far from the labels"] is True
+    assert saved_weights_certificate(moved, w, skip=False, prec=64)["prec_bits"] == 64  # tight at once: no climb
     # labels at scale 0.5 and 0: the relative residual divides by max|y| only when it is positive
     half = from_arrays(np.asarray(inst.contexts), np.asarray(inst.queries), np.full_like(Y, 0.5), H=3)
     c = saved_weights_certificate(half, w, skip=False, prec=128)
