@@ -97,7 +97,8 @@ def certify_construction_rank(instance, con: Construction, k: int, *, prec: int 
     (:meth:`Construction.minor_columns`); if that minor cannot be certified,
     from a pivoted QR of the rows.  The result is cross-checked against the
     structural cap of the data (:func:`verifier.arith.rank_caps.structural_rank_cap`):
-    a certified k above it raises CertificateConflict."""
+    a certified k above it raises CertificateConflict.  The certificate's
+    ``rows`` are rows of Z (the certifier works on Z[rows], reordered)."""
     basis = list(con.basis)
     rows = (basis + [t for t in range(instance.T) if t not in set(basis)])[:k]  # k > T: all rows
     E, e = instance.contexts, instance.queries
@@ -123,6 +124,8 @@ def certify_construction_rank(instance, con: Construction, k: int, *, prec: int 
                            f"QR of the whole {con.Z.shape[0]} x {con.Z.shape[1]} Z exceeds {PIVOTED_QR_LIMIT} entries")
         elif cert is None or cert.decision is not Decision.TRUE:
             cert = certify_rank_lower_bound_lazy(con.Z[rows], k, minor_ball, **opts)
+    # the certifier saw Z[rows] (the induction's rows first): report the minor's rows as rows of Z
+    cert = replace(cert, rows=tuple(int(rows[i]) for i in cert.rows))
     check_against_cap(cert.certified_k, cap or structural_rank_cap(E, e, instance.H))
     return cert
 
