@@ -97,7 +97,8 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
               [T + "proofs/mahdavi2024/test_step2_linear_readout.py", T + "proofs/mahdavi2024/test_step2_pinned.py",
                T + "proofs/mahdavi2024/test_appendixC_skip_connection.py"]),
     "proposition2": ("proofs/mahdavi2024/proposition2_shared_context_cap.py",
-                     [DECIDE, T + "proofs/mahdavi2024/test_proposition2_shared_context_cap.py"]),
+                     [DECIDE, T + "proofs/mahdavi2024/test_proposition2_shared_context_cap.py",
+                              T + "proofs/mahdavi2024/test_proposition2_pinned.py"]),
     "proposition5": ("proofs/mahdavi2024/proposition5_sum_constant_cap.py",
                      [DECIDE, T + "proofs/mahdavi2024/test_proposition5_sum_constant_cap.py"]),
 }
