@@ -100,7 +100,8 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
                      [DECIDE, T + "proofs/mahdavi2024/test_proposition2_shared_context_cap.py",
                               T + "proofs/mahdavi2024/test_proposition2_pinned.py"]),
     "proposition5": ("proofs/mahdavi2024/proposition5_sum_constant_cap.py",
-                     [DECIDE, T + "proofs/mahdavi2024/test_proposition5_sum_constant_cap.py"]),
+                     [DECIDE, T + "proofs/mahdavi2024/test_proposition5_sum_constant_cap.py",
+                      T + "proofs/mahdavi2024/test_proposition5_pinned.py"]),
 }
 
 # tests that run the CLI in a subprocess cannot see mutmut's trampolines: deselected (pytest args)
