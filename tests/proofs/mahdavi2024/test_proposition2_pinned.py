@@ -172,3 +172,30 @@ def test_zero_contexts_with_claim_zero_are_not_refuted():
     e = np.random.default_rng(0).standard_normal((4, 6))
     ev = check_proposition2(from_arrays(E, e, H=2, kind="zero"), claimed_bound=0, tightness=False)
     assert ev.verdict != "refuted"
+
+
+def test_unshared_construction_gets_no_null_vectors_and_attains_nothing(monkeypatch):
+    """Unshared contexts at T = cap: ranks equal to the cap are not 'the bound attained' (no bound is proved)."""
+    calls = _spy(monkeypatch)
+    ev = check_proposition2(make_instance(H=3, n=3, d=6, T=7, seed=0))
+    assert len(calls) == 4 and all(c["null_vectors"] == [] and c["k"] is None for c in calls)
+    assert ev.measured["bound attained by"] == []
+    assert any(v["certified_rank_lower"] == 7 for v in ev.measured.values() if isinstance(v, dict))
+
+
+def test_certificate_and_trail_contents():
+    ev = check_proposition2(make_instance(**SHARED), tightness=False)
+    assert ev.trail[1].data == {"all hold": True}
+    for c in ev.certificates:
+        if c.get("kind", "").startswith("weights: "):
+            ann = c["S v in balls (consistency, not proof)"]
+            assert isinstance(ann, dict) and ann["decision"] == "true"
+
+
+def test_dependent_null_vectors_prove_nothing(monkeypatch):
+    """The proof's premise 'the H-1 null vectors are independent' is checked, not assumed."""
+    V = p2.stochastic_block_null_vectors(3, 3)
+    monkeypatch.setattr(p2, "stochastic_block_null_vectors", lambda H, n: [V[0], V[0]])
+    ev = check_proposition2(make_instance(**SHARED), tightness=False)
+    assert ev.measured["rank(S) <= Hn-(H-1)"] is None
+    assert ev.trail[2].data["independent"] is False
