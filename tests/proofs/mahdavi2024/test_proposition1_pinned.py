@@ -245,16 +245,17 @@ def test_default_precision_and_method():
     assert cert.prec_bits == 128 and cert.method.startswith("arb: ") and cert.method.endswith(BLOCKS)
 
 
+def _undecided(k):
+    """A block minor that decided nothing (patched in)."""
+    return RankLowerBound(k, tuple(range(k)), tuple(range(k)), Decision.UNDECIDED, 53, "patched", float("inf"), 0.0, k)
+
+
 def test_fallback_minor_gets_the_callers_options(monkeypatch):
     """Block minor undecided: the pivoted-QR minor of the rows is tried with the same options."""
     inst = make_instance(H=2, n=3, d=5, context="shared", seed=0)
     con = build_key_query_weights(inst, seed=0)
 
-    def undecided(k):
-        return RankLowerBound(k, tuple(range(k)), tuple(range(k)), Decision.UNDECIDED, 53, "patched",
-                              float("inf"), 0.0, k)
-
-    calls, backends = _spy_lazy(monkeypatch, first=undecided), _spy_float(monkeypatch)
+    calls, backends = _spy_lazy(monkeypatch, first=_undecided), _spy_float(monkeypatch)
     cert = certify_construction_rank(inst, con, con.target, prec=160, method="float", backend="numpy")
     assert len(calls) == 2 and "cols" in calls[0][2] and "cols" not in calls[1][2]
     kw = calls[1][2]
@@ -268,11 +269,7 @@ def test_no_fallback_message_names_the_shape(monkeypatch):
     inst = make_instance(H=2, n=3, d=5, context="shared", seed=0)
     con = build_key_query_weights(inst, seed=0)
 
-    def undecided(k):
-        return RankLowerBound(k, tuple(range(k)), tuple(range(k)), Decision.UNDECIDED, 53, "patched",
-                              float("inf"), 0.0, k)
-
-    _spy_lazy(monkeypatch, first=undecided)
+    _spy_lazy(monkeypatch, first=_undecided)
     monkeypatch.setattr(p1, "PIVOTED_QR_LIMIT", con.Z.size - 1)
     cert = certify_construction_rank(inst, con, con.target)
     T, Hd = con.Z.shape
