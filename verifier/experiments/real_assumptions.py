@@ -89,7 +89,7 @@ def _registered(sid: str, contexts: np.ndarray, queries: np.ndarray, *, samples:
     reading: its verdict, exact reading and verdict at the data's precision."""
     inst = from_arrays(contexts, queries, H=1, kind="real tokens", source="model tokens", seed=seed,
                        reading="dtype")
-    # samples >= 1: the engine's subset_robustness has nothing to certify after screening no subset
+    # samples >= 1: subset_robustness refuses 0 when it samples (InvalidInstance: nothing screened, nothing to certify)
     ev = get(sid).check(inst, seed=seed, samples=max(1, samples), exhaustive_limit=1000)
     m = ev.measured if isinstance(ev.measured, dict) else {}
     keep = ("kruskal_lower", "kruskal_upper", "sampled_independent", "exact reading", "at the data's precision",
