@@ -53,6 +53,7 @@ arXiv:2306.02010v3, Sec. 4 (Assumption 1), Sec. 5.1 (the random-subset test).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 from flint import arb, arb_mat
@@ -89,9 +90,27 @@ def kruskal_robustness(V, k: int, res: KruskalRank, *, precision, arrays: tuple[
             with workprec(prec):
                 return arb_mat([[arb(x) for x in exact[i]] for i in idx])
         V = np.array([[float(x) for x in row] for row in V])
-    return subset_robustness(V, k, tolerance=precision.tolerance((k, d), *arrays),
-                             exhaustive_limit=exhaustive_limit, samples=samples, seed=seed, prec=prec,
-                             what=what, rows_ball=rows_ball)
+    rob = subset_robustness(V, k, tolerance=precision.tolerance((k, d), *arrays),
+                            exhaustive_limit=exhaustive_limit, samples=samples, seed=seed, prec=prec,
+                            what=what, rows_ball=rows_ball)
+    return screened_below_float64(rob, precision.unit_roundoff(*arrays), (k, d)) if rows_ball else rob
+
+
+def screened_below_float64(rob, unit_roundoff: float, shape: tuple[int, int]):
+    """The worst matrix was chosen by a float64 screen of a copy that rounds
+    the values given, at a precision finer than float64's (long double:
+    2^-64).  The screen's error, about ``16 max(k, m) 2^-53`` (rounding the
+    entries moves rho by about 4 sqrt(k) 2^-53, the SVD by max(k, m) 2^-53),
+    is then far above the tolerance: a matrix it ranked above the certified
+    one may have rho below the tolerance.  TRUE stands only when the
+    screen's value minus that error is above the tolerance too; otherwise
+    UNDECIDED (a FALSE, certified on the given values' balls, stands)."""
+    if unit_roundoff == 0.0 or unit_roundoff >= 2.0**-53 or rob.decision is not Decision.TRUE:
+        return rob
+    error = 16.0 * max(shape) * 2.0**-53
+    if rob.float_estimate - error > rob.tolerance:
+        return rob
+    return replace(rob, decision=Decision.UNDECIDED)
 
 
 def kruskal_at_least_evidence(statement_id: str, V, k: int, res: KruskalRank, *, instance, what: str,

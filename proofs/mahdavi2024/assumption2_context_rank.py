@@ -70,6 +70,8 @@ from verifier.statements.at_precision import at_data_precision
 from verifier.statements.evidence import Evidence, Step, conclude
 from verifier.statements.registry import negative_control, statement
 
+from .assumption1_query_kruskal_rank import screened_below_float64
+
 EXACT_ENTRIES = 1000  # n d at most this: exact rank (about 1 ms at 10 x 20)
 FALLBACK_ENTRIES = 6000  # exact rank after an undecided ball test (about 0.1 s at 40 x 150)
 
@@ -170,7 +172,8 @@ def check_assumption2(instance, *, prec: int = 128, seed: int = 0, exact_entries
                                tolerance=instance.precision.tolerance((n, d), "contexts"),
                                prec=prec, labels=firsts, what="context")
         if E.dtype == object:  # the float64 screen chose; certify the given values' balls
-            rob = given_robustness(rob, E[rob.index[0]], prec=prec)
+            rob = screened_below_float64(given_robustness(rob, E[rob.index[0]], prec=prec),
+                                         instance.precision.unit_roundoff("contexts"), (n, d))
         certs.append({"kind": "robustness: certified relative sigma_min of the worst context",
                       **rob.to_dict()})
     outcome = at_data_precision(decision, rob, instance.precision, "contexts")

@@ -263,3 +263,24 @@ def test_verdicts_are_the_truth_of_the_values_given(V, exact_input):
         assert truth < 2
     if exact_input or V.dtype == np.int64:
         assert ev.verdict == ("verified" if truth >= 2 else "refuted")
+
+
+def test_a_screen_coarser_than_the_data_precision_cannot_make_a_subset_the_worst():
+    from verifier.arith.compare import Decision
+    from verifier.arith.robustness import Robustness
+
+    from proofs.mahdavi2024.assumption1_query_kruskal_rank import screened_below_float64
+
+    rob = Robustness("queries [0, 1]", (0, 1), 1e-15, 2e-15, 1.5e-15, 3e-19, 3, 3, Decision.TRUE)
+    assert screened_below_float64(rob, 2.0**-64, (2, 3)).decision is Decision.UNDECIDED  # within the screen's error
+    assert screened_below_float64(rob, 2.0**-53, (2, 3)) is rob  # float64 data: the screen is at its precision
+    clear = Robustness("queries [0, 1]", (0, 1), 0.2, 0.3, 0.25, 3e-19, 3, 3, Decision.TRUE)
+    assert screened_below_float64(clear, 2.0**-64, (2, 3)) is clear
+
+
+@needs_long
+def test_well_conditioned_long_doubles_hold_at_their_precision(capsys, tmp_path):
+    q = np.array([[L(1) + TINY, 0, 1], [0, L(1) + TINY, 1], [1, 1, 0]], dtype=np.longdouble)
+    out = run_json(capsys, tmp_path, "assumption1", contexts_for(3, 3, np.longdouble), q)
+    assert out["verdict"] == "verified" and out["measured"]["at the data's precision"] == "holds"
+    assert "relative 2^-64" in out["measured"]["reading"]
