@@ -247,6 +247,7 @@ def rounded_sets(draw):
 @given(V=rounded_sets(), exact_input=st.booleans())
 def test_verdicts_are_the_truth_of_the_values_given(V, exact_input):
     from proofs.mahdavi2024.assumption1_query_kruskal_rank import check_assumption1
+    from proofs.mahdavi2024.assumption2_context_rank import check_assumption2
     from proofs.mahdavi2024.definition1_kruskal_rank import check_definition1
 
     truth = kruskal(V)
@@ -263,6 +264,15 @@ def test_verdicts_are_the_truth_of_the_values_given(V, exact_input):
         assert truth < 2
     if exact_input or V.dtype == np.int64:
         assert ev.verdict == ("verified" if truth >= 2 else "refuted")
+    # the same rows as ONE context (n = m tokens): Assumption 2 is "rank = m", Lemma 2 its shift by c = 1
+    one = from_arrays(V[None], V[:1], H=1, reading="exact" if exact_input else "dtype",
+                      precision_source="--exact-input" if exact_input else "file")
+    full = rank(V) == m
+    ev = check_assumption2(one)
+    assert ev.verdict != "verified" or full
+    assert ev.verdict != "refuted" or not full or ev.measured["at the data's precision"] == "fails"
+    if exact_input or V.dtype == np.int64:
+        assert ev.verdict == ("verified" if full else "refuted")
 
 
 def test_a_screen_coarser_than_the_data_precision_cannot_make_a_subset_the_worst():
