@@ -179,7 +179,7 @@ def validate_arrays(contexts, queries, labels=None, *, allow_n_ge_d: bool = True
     string arrays: never a silent cast); finite; no overflow.  n >= d is
     allowed (a hypothesis of some statements, checked by them); pass
     ``allow_n_ge_d=False`` to refuse it here.  Returns the float64 working
-    copies (:func:`given_arrays` keeps the values they round)."""
+    copies (:func:`from_arrays` keeps the values they round: ``Instance.given``)."""
     arrays, _ = _validated(contexts, queries, labels, allow_n_ge_d=allow_n_ge_d)
     return arrays["contexts"], arrays["queries"], arrays.get("labels")
 
@@ -216,6 +216,10 @@ def _validated(contexts, queries, labels=None, *, allow_n_ge_d: bool = True):
             if (top if top.dtype.itemsize > 8 else float(top)) > OVERFLOW_LIMIT:
                 raise InvalidInstance(f"array '{name}' has entries above {OVERFLOW_LIMIT:g} in magnitude "
                                       "(overflow)")
+            if raw.dtype.itemsize > 8 and np.any((look != 0) & (np.abs(look) < np.finfo(np.float64).tiny)):
+                raise InvalidInstance(f"array '{name}' has {raw.dtype.name} entries below float64's smallest "
+                                      f"normal {np.finfo(np.float64).tiny:.3g} in magnitude: the engine's float "
+                                      "screens would read them as 0 (rescale the data)")
         try:
             a = np.asarray(raw, dtype=np.float64)
         except (TypeError, ValueError, OverflowError) as exc:

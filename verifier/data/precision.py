@@ -162,13 +162,15 @@ def exact_dyadic(a: np.ndarray) -> bool:
     if a.dtype.kind not in "f" or a.size == 0:
         return a.dtype.kind in "biu" or a.size == 0
     p = _mantissa_bits(a.dtype)
-    x = a if a.dtype.itemsize > 8 else a.astype(np.float64)  # float16/32 -> float64 is exact
-    if not np.all(np.isfinite(x)):
+    if not np.all(np.isfinite(a)):
         return False
+    if a.dtype.itemsize > 8:  # long double (80-bit or quad): its own bits, in Python integers
+        return _exact_dyadic_long(a, p)
+    x = a.astype(np.float64)  # float16/32 -> float64 is exact
     with np.errstate(over="ignore", invalid="ignore"):
         if not np.all(np.mod(np.ldexp(x, GRID_BITS), 1) == 0):
             return False
-    m, _ = np.frexp(x)  # m in [0.5, 1): m * 2^p is an integer below 2^p <= 2^64
+    m, _ = np.frexp(x)  # m in [0.5, 1): m * 2^p is an integer below 2^p <= 2^53
     k = np.ldexp(np.abs(m), p).astype(np.uint64)
     k = k[k != 0]
     if k.size == 0:
@@ -176,6 +178,19 @@ def exact_dyadic(a: np.ndarray) -> bool:
     trailing = np.log2((k & (~k + np.uint64(1))).astype(np.float64)).astype(int)  # lowest set bit
     significant = p - trailing
     return bool(significant.max() <= p - SPARE_BITS)
+
+
+def _exact_dyadic_long(a: np.ndarray, p: int) -> bool:
+    """:func:`exact_dyadic` for long doubles, entry by entry, exactly."""
+    significant = 0
+    for x in a.reshape(-1):
+        num, den = x.as_integer_ratio()
+        if den > 2**GRID_BITS:
+            return False
+        num = abs(num)
+        if num:
+            significant = max(significant, (num >> ((num & -num).bit_length() - 1)).bit_length())
+    return significant <= p - SPARE_BITS
 
 
 def float64_rounding(a) -> str:

@@ -216,6 +216,8 @@ def test_a_construction_on_a_rounded_copy_says_so(capsys, tmp_path):
 @pytest.mark.parametrize("bad, why", [
     (np.array([[L(10) ** 200, 1, 0]] * 3, dtype=np.longdouble), r"above 1e\+100"),
     (np.array([[np.nan, 1, 0]] * 3, dtype=np.longdouble), "NaN or infinite"),
+    pytest.param(np.array([[L(10) ** (-400 if LONG else 0), 1, 0]] * 3, dtype=np.longdouble),
+                 "below float64's smallest normal", marks=needs_long),
 ])
 def test_long_doubles_float64_cannot_hold_are_refused_in_one_line(bad, why):
     with pytest.raises(InvalidInstance, match=why):
