@@ -296,3 +296,18 @@ def test_well_conditioned_long_doubles_hold_at_their_precision(capsys, tmp_path)
     out = run_json(capsys, tmp_path, "assumption1", contexts_for(3, 3, np.longdouble), q)
     assert out["verdict"] == "verified" and out["measured"]["at the data's precision"] == "holds"
     assert "relative 2^-64" in out["measured"]["reading"]
+
+
+def test_a_structural_cap_from_stored_equalities_is_named_a_verdict_on_the_stored_data():
+    """Prop. 1 refuted by Prop. 2's cap: from the shared context's exact
+    equality, which for floats read at their precision holds only as stored."""
+    from proofs.mahdavi2024.proposition1_rank_induction import check_proposition1
+
+    rng = np.random.default_rng(0)
+    E = np.broadcast_to(rng.standard_normal((1, 3, 5)), (11, 3, 5)).copy()
+    q = rng.standard_normal((11, 5))
+    at_precision = check_proposition1(from_arrays(E, q, H=3, reading="dtype", precision_source="file"),
+                                      claimed_rank=9)
+    assert at_precision.verdict == "refuted" and "verdict on the stored data" in at_precision.reason
+    exact_input = check_proposition1(from_arrays(E, q, H=3, reading="exact"), claimed_rank=9)
+    assert exact_input.verdict == "refuted" and "stored" not in exact_input.reason
