@@ -12,7 +12,9 @@ the assumption needs T >= n.
 Construction
 ------------
 :func:`verifier.arith.kruskal.kruskal_rank_at_least` with k = n on the rows of the
-query matrix (float64 entries read as exact rationals): every n-subset is
+query matrix (the values given, as exact rationals: float64 entries are
+dyadics, int64 beyond 2^53 and long doubles are read exactly, never through
+float64; ``Instance.exact_array``): every n-subset is
 tested in exact arithmetic (rank modulo two primes, flint ``fmpq`` for the
 undecided) when C(T, n) <= ``exhaustive_limit``; otherwise the paper's test
 runs -- ``samples`` random n-subsets (5000 in Sec. 5.1) -- as evidence only.
@@ -51,11 +53,12 @@ arXiv:2306.02010v3, Sec. 4 (Assumption 1), Sec. 5.1 (the random-subset test).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 from flint import arb, arb_mat
 
-from verifier.arith.compare import Decision
+from verifier.arith.compare import Decision, workprec
 from verifier.arith.kruskal import KruskalRank, kruskal_rank_at_least
 from verifier.arith.robustness import subset_robustness
 from verifier.data.instances import make_instance
@@ -83,11 +86,31 @@ def kruskal_robustness(V, k: int, res: KruskalRank, *, precision, arrays: tuple[
         return None
     rows_ball = None
     if V.dtype == object:  # exact rationals: screen their floats, certify the rationals' balls
-        rows_ball = lambda idx: arb_mat([[arb(x) for x in V[i]] for i in idx])  # noqa: E731
+        def rows_ball(idx, exact=V):  # each rational rounded at prec bits, not at the default 53
+            with workprec(prec):
+                return arb_mat([[arb(x) for x in exact[i]] for i in idx])
         V = np.array([[float(x) for x in row] for row in V])
-    return subset_robustness(V, k, tolerance=precision.tolerance((k, d), *arrays),
-                             exhaustive_limit=exhaustive_limit, samples=samples, seed=seed, prec=prec,
-                             what=what, rows_ball=rows_ball)
+    rob = subset_robustness(V, k, tolerance=precision.tolerance((k, d), *arrays),
+                            exhaustive_limit=exhaustive_limit, samples=samples, seed=seed, prec=prec,
+                            what=what, rows_ball=rows_ball)
+    return screened_below_float64(rob, precision.unit_roundoff(*arrays), (k, d)) if rows_ball else rob
+
+
+def screened_below_float64(rob, unit_roundoff: float, shape: tuple[int, int]):
+    """The worst matrix was chosen by a float64 screen of a copy that rounds
+    the values given, at a precision finer than float64's (long double:
+    2^-64).  The screen's error, about ``16 max(k, m) 2^-53`` (rounding the
+    entries moves rho by about 4 sqrt(k) 2^-53, the SVD by max(k, m) 2^-53),
+    is then far above the tolerance: a matrix it ranked above the certified
+    one may have rho below the tolerance.  TRUE stands only when the
+    screen's value minus that error is above the tolerance too; otherwise
+    UNDECIDED (a FALSE, certified on the given values' balls, stands)."""
+    if unit_roundoff == 0.0 or unit_roundoff >= 2.0**-53 or rob.decision is not Decision.TRUE:
+        return rob
+    error = 16.0 * max(shape) * 2.0**-53
+    if rob.float_estimate - error > rob.tolerance:
+        return rob
+    return replace(rob, decision=Decision.UNDECIDED)
 
 
 def kruskal_at_least_evidence(statement_id: str, V, k: int, res: KruskalRank, *, instance, what: str,
@@ -133,19 +156,20 @@ def kruskal_at_least_evidence(statement_id: str, V, k: int, res: KruskalRank, *,
     )
 
 
-@statement("assumption1")
+@statement("assumption1", reads_given=True)
 def check_assumption1(instance, *, prec: int = 128, seed: int = 0,
                       exhaustive_limit: int = EXHAUSTIVE_LIMIT, samples: int = SAMPLES,
                       **options) -> Evidence:
     """Kruskal rank of the queries >= n (Definition 1, exact arithmetic),
     with the robustness of the worst n-subset at the data's precision."""
-    res = kruskal_rank_at_least(instance.queries, instance.n, exhaustive_limit=exhaustive_limit,
+    V = instance.exact_array("queries")  # the values given: exact rationals where float64 rounds them
+    res = kruskal_rank_at_least(V, instance.n, exhaustive_limit=exhaustive_limit,
                                 samples=samples, seed=seed)
-    rob = kruskal_robustness(instance.queries, instance.n, res, precision=instance.precision,
+    rob = kruskal_robustness(V, instance.n, res, precision=instance.precision,
                              arrays=("queries",), what="queries", exhaustive_limit=exhaustive_limit,
                              samples=samples, seed=seed, prec=prec)
     return kruskal_at_least_evidence(
-        "assumption1", instance.queries, instance.n, res, instance=instance, what="queries",
+        "assumption1", V, instance.n, res, instance=instance, what="queries",
         exhaustive_limit=exhaustive_limit, uses="Assumption 1", robustness=rob)
 
 

@@ -11,8 +11,9 @@ Construction
 ------------
 Per distinct context (a shared context is checked once; n > d fails by
 the shapes alone):
-* small (n d <= ``exact_entries``): the exact rank over Q of the float64
-  entries (flint, :func:`verifier.arith.exact.exact_rank`);
+* small (n d <= ``exact_entries``), or values float64 would round (int64
+  beyond 2^53, long double: ``Instance.exact_array``): the exact rank over Q
+  of the values given (flint, :func:`verifier.arith.exact.exact_rank`);
 * large: :func:`verifier.arith.rank.certify_rank_lower_bound` with k = n, a
   nonsingular n x n minor certified in ball arithmetic
   (||I - R A_minor||_inf < 1); if that cannot decide, the exact rank when
@@ -23,7 +24,8 @@ re-checked here.
 
 Robustness (:func:`verifier.arith.robustness.stack_robustness`): the context
 with the smallest relative singular value (tokens scaled to unit length;
-a float64 screen of every distinct context), with certified bounds.
+a float64 screen of every distinct context), with certified bounds (on
+balls around the given values where float64 rounds them).
 
 Checks
 ------
@@ -55,14 +57,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from verifier.arith.compare import Decision
+from dataclasses import replace
+
+from flint import arb, arb_mat
+
+from verifier.arith.compare import Decision, Enclosure, LowerBound, UpperBound, certainly_less, workprec
 from verifier.arith.exact import exact_matvec_is_zero, exact_nullspace, exact_rank
 from verifier.arith.rank import certify_rank_lower_bound
-from verifier.arith.robustness import stack_robustness
+from verifier.arith.robustness import relative_sigma_bounds, stack_robustness
 from verifier.data.instances import from_arrays, make_instance
 from verifier.statements.at_precision import at_data_precision
 from verifier.statements.evidence import Evidence, Step, conclude
 from verifier.statements.registry import negative_control, statement
+
+from .assumption1_query_kruskal_rank import screened_below_float64
 
 EXACT_ENTRIES = 1000  # n d at most this: exact rank (about 1 ms at 10 x 20)
 FALLBACK_ENTRIES = 6000  # exact rank after an undecided ball test (about 0.1 s at 40 x 150)
@@ -70,9 +78,11 @@ FALLBACK_ENTRIES = 6000  # exact rank after an undecided ball test (about 0.1 s 
 
 def distinct_contexts(contexts: np.ndarray) -> dict[int, list[int]]:
     """First index of each distinct context -> all indices equal to it."""
-    groups: dict[bytes, list[int]] = {}
+    groups: dict = {}
     for t in range(contexts.shape[0]):
-        groups.setdefault(np.ascontiguousarray(contexts[t]).tobytes(), []).append(t)
+        key = (tuple(str(x) for x in contexts[t].ravel()) if contexts.dtype == object  # exact rationals
+               else np.ascontiguousarray(contexts[t]).tobytes())
+        groups.setdefault(key, []).append(t)
     return {ts[0]: ts for ts in groups.values()}
 
 
@@ -84,7 +94,7 @@ def context_rank_certificate(E: np.ndarray, t: int, *, prec: int, exact_entries:
     if n > d:
         return Decision.FALSE, {"kind": "shapes", "example": t, "rank": d,
                                 "claim": f"rank E^({t}) <= d = {d} < n = {n}: {n} tokens in R^{d} are dependent"}
-    if n * d <= exact_entries:
+    if n * d <= exact_entries or E.dtype == object:  # object: the given values, which float64 rounds
         rank, how = exact_rank(E), "exact rank over Q"
     else:
         lb = certify_rank_lower_bound(E, k=n, prec=prec, max_prec=max(prec, 1024))
@@ -105,11 +115,22 @@ def context_rank_certificate(E: np.ndarray, t: int, *, prec: int, exact_entries:
                             "claim": f"sum_i c_i E^({t})_i = 0 exactly (re-checked): rank E^({t}) = {rank} < {n}"}
 
 
-@statement("assumption2")
+def given_robustness(rob, exact: np.ndarray, *, prec: int):
+    """``rob`` re-certified on balls around the exact rationals ``exact``
+    (the screen's float64 copy rounds them)."""
+    with workprec(prec):
+        A = arb_mat([[arb(x) for x in row] for row in exact])
+    lo, hi = relative_sigma_bounds(A, prec=prec)
+    decision = certainly_less(rob.tolerance, Enclosure(LowerBound(arb(lo)), UpperBound(arb(hi))))
+    return replace(rob, lower=lo, upper=hi, decision=decision)
+
+
+@statement("assumption2", reads_given=True)
 def check_assumption2(instance, *, prec: int = 128, seed: int = 0, exact_entries: int = EXACT_ENTRIES,
                       fallback_entries: int = FALLBACK_ENTRIES, **options) -> Evidence:
     """rank E^(t) = n for every example t (exact or ball-certified)."""
-    E = np.asarray(instance.contexts, dtype=np.float64)
+    E = instance.exact_array("contexts")  # exact rationals where float64 rounds the given values
+    E = E if E.dtype == object else np.asarray(E, dtype=np.float64)
     T, n, d = E.shape
     groups = distinct_contexts(E)
     decisions, certs, deficient, undecided = [], [], [], []
@@ -147,8 +168,12 @@ def check_assumption2(instance, *, prec: int = 128, seed: int = 0, exact_entries
     rob = None
     if decision is not Decision.FALSE:
         firsts = list(groups)
-        rob = stack_robustness(E[firsts], tolerance=instance.precision.tolerance((n, d), "contexts"),
+        rob = stack_robustness(np.asarray(instance.contexts)[firsts],
+                               tolerance=instance.precision.tolerance((n, d), "contexts"),
                                prec=prec, labels=firsts, what="context")
+        if E.dtype == object:  # the float64 screen chose; certify the given values' balls
+            rob = screened_below_float64(given_robustness(rob, E[rob.index[0]], prec=prec),
+                                         instance.precision.unit_roundoff("contexts"), (n, d))
         certs.append({"kind": "robustness: certified relative sigma_min of the worst context",
                       **rob.to_dict()})
     outcome = at_data_precision(decision, rob, instance.precision, "contexts")

@@ -69,12 +69,13 @@ METHOD = "exact rationals (flint fmpq rank per subset)"
 
 def build_mean_shifted_queries(instance) -> np.ndarray:
     """u^(t) = n ebar^(t) = n e^(t) + sum_i E^(t)_i, exactly: a (T, d) object
-    array of fmpq (same Kruskal rank as the ebar^(t))."""
-    E = np.asarray(instance.contexts, dtype=np.float64)
+    array of fmpq (same Kruskal rank as the ebar^(t)), from the values given
+    (``Instance.exact_array``: never a float64 rounding of them)."""
+    E = np.asarray(instance.exact_array("contexts"))
     T, n, d = E.shape
-    U = to_fmpq_mat(np.asarray(instance.queries, dtype=np.float64)) * fmpq(n)
+    U = to_fmpq_mat(np.asarray(instance.exact_array("queries"))) * fmpq(n)
     for i in range(n):
-        U += to_fmpq_mat(E[:, i, :])
+        U += to_fmpq_mat(np.ascontiguousarray(E[:, i, :]))
     out = np.empty((T, d), dtype=object)
     out[:, :] = U.tolist()
     return out
@@ -151,7 +152,7 @@ def exact_kruskal_rank_at_least(U: np.ndarray, k: int, *, exhaustive_limit: int,
     return result(1, cap, exhausted=False, sampled=checked, ok=checked, size=k)
 
 
-@statement("assumption3")
+@statement("assumption3", reads_given=True)
 def check_assumption3(instance, *, prec: int = 128, seed: int = 0,
                       exhaustive_limit: int = EXHAUSTIVE_LIMIT, samples: int = SAMPLES,
                       **options) -> Evidence:

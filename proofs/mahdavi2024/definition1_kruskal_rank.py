@@ -55,6 +55,7 @@ from verifier.arith.compare import Decision
 from verifier.arith.exact import exact_matvec_is_zero
 from verifier.arith.kruskal import KruskalRank, kruskal_rank
 from verifier.data.instances import rng_for
+from verifier.data.precision import float64_rounding, given_values
 from verifier.errors import InvalidInstance
 from verifier.statements.evidence import Evidence, Step, conclude
 from verifier.statements.registry import negative_control, statement
@@ -66,21 +67,32 @@ METHOD = "exact rationals (rank mod p, flint fmpq)"
 
 def build_vector_set(instance, vectors="queries") -> np.ndarray:
     """The rows whose Kruskal rank is wanted: the instance's queries
-    e^(t) (T x d), all context tokens (T n x d), or a given (m, d) array."""
+    e^(t) (T x d), all context tokens (T n x d), or a given (m, d) array;
+    float64, or exact rationals (an object array of ``fmpq``) where float64
+    would round the values given (int64 beyond 2^53, long double)."""
     if isinstance(vectors, str):
         if instance is None:
             raise InvalidInstance(f"vectors={vectors!r} needs an instance")
         if vectors == "queries":
-            return np.asarray(instance.queries, dtype=np.float64)
+            return _as_rows(instance.exact_array("queries"))
         if vectors == "tokens":
-            return np.asarray(instance.contexts, dtype=np.float64).reshape(-1, instance.d)
+            return _as_rows(instance.exact_array("contexts")).reshape(-1, instance.d)
         raise InvalidInstance(f"vectors={vectors!r}: choose 'queries', 'tokens' or an (m, d) array")
+    raw = np.asarray(vectors)
+    if raw.dtype.kind in "iuf" and raw.ndim == 2 and raw.size and float64_rounding(raw):
+        if raw.dtype.kind == "f" and not np.all(np.isfinite(raw)):
+            raise InvalidInstance("vectors have NaN or infinite entries")
+        return given_values(raw)
     V = np.asarray(vectors, dtype=np.float64)
     if V.ndim != 2 or V.shape[0] == 0:
         raise InvalidInstance(f"vectors must be a non-empty (m, d) array, got shape {V.shape}")
     if not np.all(np.isfinite(V)):
         raise InvalidInstance("vectors have NaN or infinite entries")
     return V
+
+
+def _as_rows(a) -> np.ndarray:
+    return a if a.dtype == object else np.asarray(a, dtype=np.float64)
 
 
 def set_summary(instance, V: np.ndarray, vectors) -> dict:
@@ -132,7 +144,7 @@ def decide_claim(res: KruskalRank, claimed: int | None, cap: int) -> tuple[Decis
     return Decision.UNDECIDED, f"{res.lower} <= kr <= {res.upper}: the claim {claimed} is not decided"
 
 
-@statement("definition1")
+@statement("definition1", reads_given=True)
 def check_definition1(instance, *, prec: int = 128, seed: int = 0, vectors="queries",
                       claimed: int | None = None, exhaustive_limit: int = EXHAUSTIVE_LIMIT,
                       samples: int = SAMPLES, **options) -> Evidence:

@@ -67,7 +67,7 @@ from .definition1_kruskal_rank import (
 )
 
 
-@statement("definition2")
+@statement("definition2", reads_given=True)
 def check_definition2(instance, *, prec: int = 128, seed: int = 0, vectors="queries",
                       exhaustive_limit: int = EXHAUSTIVE_LIMIT, samples: int = SAMPLES,
                       **options) -> Evidence:

@@ -114,7 +114,7 @@ def _left_null_vector(M: fmpq_mat) -> list:
     return v
 
 
-@statement("lemma2",
+@statement("lemma2", reads_given=True,
            requires=("Assumption 2",), H=1, n=3, d=5, T=4)
 def check_lemma2(instance, *, prec: int = 128, seed: int = 0, c=1, **options) -> Evidence:
     """Lemma 2 on every context of ``instance`` with shift ``c`` (default 1)."""
@@ -126,8 +126,9 @@ def check_lemma2(instance, *, prec: int = 128, seed: int = 0, c=1, **options) ->
     det_value = 1 + cq
     n = instance.n
     dependent_before, dropped, ranks_after = [], [], []
+    contexts = instance.exact_array("contexts")  # the values given (exact rationals where float64 rounds them)
     for t in range(instance.T):
-        E = instance.contexts[t]
+        E = contexts[t]
         if exact_rank(E) < n:
             dependent_before.append({"t": t, "coefficients": [str(x) for x in _left_null_vector(to_fmpq_mat(E))]})
         Xc = build_shifted_tokens(E, cq)

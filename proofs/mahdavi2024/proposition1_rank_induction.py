@@ -52,12 +52,13 @@ import numpy as np
 
 from verifier.arith.compare import Decision, workprec
 from verifier.arith.rank import certify_rank_lower_bound, certify_rank_lower_bound_lazy, numerical_rank
-from verifier.arith.rank_caps import RankCap, check_against_cap, structural_rank_cap
+from verifier.arith.rank_caps import DIMENSIONS, RankCap, check_against_cap, structural_rank_cap
 from verifier.data.instances import make_instance
 from verifier.errors import ConstructionFailed
 from verifier.model import mha as model
 from verifier.model.mha_balls import feature_matrix_ball
 from verifier.model.mha_float import feature_columns_float_ball
+from verifier.statements.at_precision import HOLDS
 from verifier.statements.evidence import Evidence, Hypothesis, Step, brief, conclude, hypothesis_from_evidence
 from verifier.statements.registry import construction, figure, negative_control, statement
 
@@ -213,16 +214,20 @@ def check_proposition1(instance, *, prec: int = 128, seed: int = 0, claimed_rank
                 "numerical_rank_of_rows": int(np.linalg.matrix_rank(con.Z[list(con.basis)])) if len(con.basis) else 0}
     certificates = [{"kind": "rank >= k: nonsingular minor", **cert.to_dict()}]
     decision = rank_claim_decision(cert, claimed, cap.cap)
+    reason = ""
     if decision is Decision.FALSE:
         measured["upper_bound (structural, any weights)"] = cap.cap
         certificates.append(cap.to_dict())
+        if cap.why != DIMENSIONS and not instance.precision.exact_for("contexts", "queries"):
+            reason = (f"rank(Z) <= {cap.cap} < {claimed} for ANY weights ({cap.why}): exact equalities of the "
+                      f"stored values, which {HOLDS} only, so this is a verdict on the stored data")
     trail.append(Step("Certificate", "rank >= k by a nonsingular minor (Arb balls)",
                       {"k": cert.k, "decision": cert.decision.value, "prec_bits": cert.prec_bits,
                        "||I - R A||_inf <=": cert.residual_norm_upper}))
     return conclude("proposition1", decision, claimed=claim_text, measured=measured, hypotheses=hyps,
                     certified=decision is not Decision.UNDECIDED, method="arb balls", prec_bits=cert.prec_bits,
                     margin=1.0 - cert.residual_norm_upper if np.isfinite(cert.residual_norm_upper) else None,
-                    certificates=certificates, trail=trail)
+                    certificates=certificates, trail=trail, reason=reason)
 
 
 # registered after the def, not by decorator: mutmut 3 mutates only undecorated functions, and this one decides

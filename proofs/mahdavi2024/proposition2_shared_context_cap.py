@@ -23,8 +23,10 @@ Checks
   logits, the instance's H and n); ``Z = S (I_H kron E)`` (symbolic E and
   scores); and, at H=2, n=2, d=3, T=4, every 4-minor of a fully symbolic Z is
   the zero polynomial.  The null vectors are independent (exact rank H-1).
-* Per instance: the hypothesis "shared context" exactly (float equality is
-  rational equality); for every tried weight set ``S v`` in balls contains 0
+* Per instance: the hypothesis "shared context" exactly, on the values given
+  (int64 beyond 2^53 and long doubles are not compared through float64);
+  for floats read at their precision, equal stored contexts only "hold at
+  the data's precision" and the verdict is one on the stored values; for every tried weight set ``S v`` in balls contains 0
   (consistency only: softmax rows sum to 1 by definition, a ball cannot
   prove it), a certified lower bound on rank(Z) (``certify_rank_lower_bound``)
   that must not exceed the claim, the numerical rank.
@@ -67,7 +69,9 @@ from verifier.arith.structure import (
 from verifier.data.instances import make_instance, rng_for
 from verifier.errors import CertificateConflict, ConstructionFailed
 from verifier.model.mha_balls import feature_matrix_from_scores_ball, scores_ball
+from verifier.statements.at_precision import HOLDS
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude, hypothesis_from_evidence
+from verifier.statements.hypotheses import at_precision_only, equality_hypothesis
 from verifier.statements.registry import negative_control, statement
 
 from .assumption1_query_kruskal_rank import check_assumption1
@@ -154,8 +158,9 @@ def check_proposition2(instance, *, prec: int = 128, seed: int = 0, claimed_boun
     shared = instance.shared_context
     # the cap needs only the shared context, for any n (n >= d included);
     # Assumptions 1-2 matter for tightness only and are recorded in measured
-    hyps = [Hypothesis("shared context E^(t) = E", "certified" if shared else "refuted",
-                       "exact equality of the float64 contexts")]
+    hyps = [equality_hypothesis("shared context E^(t) = E", shared, instance, ("contexts",),
+                                holds=f"the {T} contexts are one E",
+                                fails="the contexts differ (exact comparison of the values given)")]
     tightness_hyps = assumption_hypotheses(instance, prec=prec, seed=seed)
     V = stochastic_block_null_vectors(H, n)
     independent = null_vectors_independent(V)
@@ -198,7 +203,8 @@ def check_proposition2(instance, *, prec: int = 128, seed: int = 0, claimed_boun
             cert["S v in balls (consistency, not proof)"] = r["annihilation"].to_dict()
         certs.append(cert)
     trail = [
-        Step("checked the contexts are one shared E (exact)", uses="Prop. 2 hypothesis", data={"shared": shared}),
+        Step("checked the contexts are one shared E (exact, values given)", uses="Prop. 2 hypothesis",
+             data={"shared": shared, "status": hyps[0].status}),
         Step("sympy: softmax rows annihilate the H-1 null vectors; Z = S (I_H kron E); tiny Z has no 4-minor",
              uses="App. E", data={"all hold": all(p.holds for p in proofs)}),
         Step("null vectors independent (exact rank) => rank(Z) <= rank(S) <= Hn-(H-1)", uses="App. E",
@@ -215,6 +221,10 @@ def check_proposition2(instance, *, prec: int = 128, seed: int = 0, claimed_boun
         reason = f"min(T, Hd) = {min(T, H * d)} <= {claimed}: the bound holds for any data at these sizes"
     else:
         reason = ""
+    if at_precision_only(hyps[0]) and decision is not Decision.FALSE:
+        reason = (f"{reason + '; ' if reason else ''}a verdict on the stored contexts: they are one E as "
+                  f"stored, which {HOLDS} only (the values they are roundings of need not be one context), "
+                  "so the cap for ANY weights is proved for the stored values, not for those")
     return conclude("proposition2", decision, claimed={"rank(Z) <=": claimed, "for": "any weights"},
                     measured=measured, hypotheses=hyps, certified=True,
                     method="sympy proof + exact null vectors + arb balls", prec_bits=prec,

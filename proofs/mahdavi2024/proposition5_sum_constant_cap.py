@@ -12,8 +12,10 @@ vector, H of them, and ``rank(Z) <= H(d-1)``.
 
 Construction
 ------------
-c is read off the data exactly (python-flint ``fmpq`` sums of the float64
-tokens).  Weights tried: Gaussian, the same scaled to saturation (logits ~
+c is read off the data exactly (python-flint ``fmpq`` sums of the values
+given: float64 tokens, int64 beyond 2^53 and long doubles without a float64
+detour).  For floats read at their precision, equal stored sums only "hold
+at the data's precision": the verdict is then one on the stored tokens.  Weights tried: Gaussian, the same scaled to saturation (logits ~
 10^3) and to near-uniformity (logits ~ 10^-8), and Proposition 1's
 construction (``build_key_query_weights``); Z is enclosed in balls.
 
@@ -68,7 +70,9 @@ from verifier.arith.structure import (
 from verifier.data.instances import from_arrays, make_instance, rng_for
 from verifier.errors import ConstructionFailed
 from verifier.model.mha_balls import feature_matrix_ball
-from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.at_precision import HOLDS
+from verifier.statements.evidence import Evidence, Step, conclude
+from verifier.statements.hypotheses import at_precision_only, equality_hypothesis
 from verifier.statements.registry import negative_control, statement
 
 from .proposition1_construction import build_key_query_weights
@@ -81,9 +85,11 @@ def sum_constant_bound(H: int, d: int, *, zero_sum: bool = False) -> int:
 
 
 def token_sums(contexts) -> list:
-    """Exact ``1_d^T x`` of every context token, in example order."""
+    """Exact ``1_d^T x`` of every context token, in example order (float64
+    contexts, or an object array of exact rationals: ``Instance.exact_array``)."""
     T, n, d = np.shape(contexts)
-    Q = to_fmpq_mat(np.asarray(contexts, dtype=np.float64).reshape(T * n, d))
+    contexts = contexts if contexts.dtype == object else np.asarray(contexts, dtype=np.float64)
+    Q = to_fmpq_mat(np.ascontiguousarray(contexts).reshape(T * n, d))
     return [sum((Q[i, j] for j in range(d)), fmpq(0)) for i in range(T * n)]
 
 
@@ -114,15 +120,16 @@ def check_proposition5(instance, *, prec: int = 128, seed: int = 0, claimed_boun
                        **options) -> Evidence:
     """rank(Z) <= H(d-1)+1 for any weights when every token sums to c."""
     H, n, d, T = instance.H, instance.n, instance.d, instance.T
-    sums = token_sums(instance.contexts)
+    sums = token_sums(instance.exact_array("contexts"))  # the values given, never a float64 rounding
     c = sums[0]
     odd = next((i for i, s in enumerate(sums) if s != c), None)
     constant = odd is None
     zero_sum = constant and c == 0
-    hyps = [Hypothesis("1_d^T x = c for every context token", "certified" if constant else "refuted",
-                       f"exact sums: all equal to c = {c}" if constant else
-                       f"exact sums differ: {c} (example 0, token 0) vs {sums[odd]} "
-                       f"(example {odd // n}, token {odd % n})")]  # any n: n >= d included
+    hyps = [equality_hypothesis("1_d^T x = c for every context token", constant, instance, ("contexts",),
+                                holds=f"exact sums: all equal to c = {c}",
+                                fails="" if constant else
+                                f"exact sums differ: {c} (example 0, token 0) vs {sums[odd]} "
+                                f"(example {odd // n}, token {odd % n})")]  # any n: n >= d included
     cap = sum_constant_bound(H, d)
     claimed = cap if claimed_bound is None else int(claimed_bound)
     V = block_sum_null_vectors(H, d, zero_sum=zero_sum) if constant else []
@@ -183,6 +190,10 @@ def check_proposition5(instance, *, prec: int = 128, seed: int = 0, claimed_boun
         reason = why_vacuous
     else:
         reason = ""
+    if at_precision_only(hyps[0]) and decision is not Decision.FALSE:
+        reason = (f"{reason + '; ' if reason else ''}a verdict on the stored tokens: their sums are all c "
+                  f"as stored, which {HOLDS} only (the values they are roundings of need not have one "
+                  "sum), so the cap for ANY weights is proved for the stored values, not for those")
     return conclude("proposition5", decision, claimed={"rank(Z) <=": claimed, "for": "any weights"},
                     measured=measured, hypotheses=hyps, certified=True,
                     method="sympy proof + exact token sums + arb balls", prec_bits=prec,

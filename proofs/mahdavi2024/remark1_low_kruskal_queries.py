@@ -48,7 +48,7 @@ from .proposition1_rank_induction import check_proposition1
            margin="1 - ||I - R A||_inf of the nonsingular-minor certificate", H=4, n=3, d=6, T=6, degenerate="low-kruskal-queries")
 def check_remark1(instance, *, prec: int = 128, seed: int = 0, r_override: int | None = None,
                   **options) -> Evidence:
-    kr = kruskal_rank(instance.queries, seed=seed)
+    kr = kruskal_rank(instance.exact_array("queries"), seed=seed)  # the values given, never their rounding
     hyps = [n_less_than_d(instance),
             hypothesis_from_evidence("Assumption 2", check_assumption2(instance, prec=prec, seed=seed)),
             Hypothesis("Kruskal rank k of the queries known", "certified" if kr.exact else "evidence",
@@ -59,7 +59,7 @@ def check_remark1(instance, *, prec: int = 128, seed: int = 0, r_override: int |
                            "certified", f"n = {instance.n}, k = {k}, d_h = {instance.d_h}"))
     ev = check_proposition1(instance, prec=prec, seed=seed, r=r, hypotheses=hyps)
     decision = Decision.TRUE if ev.verdict == "verified" else Decision.UNDECIDED
-    if "construction failed at" in ev.measured and exact_rank(instance.queries) < r:
+    if "construction failed at" in ev.measured and exact_rank(instance.exact_array("queries")) < r:
         # NO r queries are independent (the whole set has exact rank < r): Claim 1's system
         # W e^(t) = b^(t) on any r examples has no solution for generic targets.
         decision = Decision.FALSE

@@ -61,6 +61,7 @@ from verifier.data.instances import from_arrays, make_instance
 from verifier.errors import ConstructionFailed
 from verifier.model.mha import Weights, forward
 from verifier.model.mha_balls import forward_ball
+from verifier.statements.at_precision import HOLDS
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.registry import construction, negative_control, statement
 
@@ -135,15 +136,30 @@ def memorization_decision(rank: Decision, residual: Decision | None, clash) -> D
 
 def conflicting_duplicates(instance) -> tuple[int, int] | None:
     """Two examples with identical context and query but different labels
-    (exact float comparison): no weights can memorize both."""
-    E, e, Y = (np.asarray(a, dtype=np.float64) for a in (instance.contexts, instance.queries, instance.labels))
+    (exact comparison of the values given, ``Instance.exact_array``): no
+    weights can memorize both.  For floats read at their precision the
+    inputs are identical as stored (:func:`duplicates_reading`)."""
+    E, e, Y = (np.asarray(instance.exact_array(a)) for a in ("contexts", "queries", "labels"))
+
+    def key_of(a):
+        return tuple(str(x) for x in a.ravel()) if a.dtype == object else a.tobytes()
+
     seen = {}
     for t in range(instance.T):
-        key = (E[t].tobytes(), e[t].tobytes())
+        key = (key_of(E[t]), key_of(e[t]))
         if key in seen and not np.array_equal(Y[seen[key]], Y[t]):
             return seen[key], t
         seen.setdefault(key, t)
     return None
+
+
+def duplicates_reading(instance) -> str:
+    """What identical inputs mean under the instance's reading: exact, or
+    identical as stored only ("holds at the data's precision")."""
+    if instance.precision.exact_for("contexts", "queries"):
+        return "identical values given (exact)"
+    return (f"{HOLDS}: identical as stored ({instance.precision.describe('contexts', 'queries')}); the values "
+            "they are roundings of may differ, so this is a verdict on the stored data")
 
 
 def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels: bool = True,
@@ -166,7 +182,7 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
         if clash is not None:
             decision = Decision.FALSE
             certs = [{"kind": "identical inputs, different labels: yhat(t) = yhat(t') for ANY weights",
-                      "examples": list(clash)}, cap.to_dict()]
+                      "examples": list(clash), "reading": duplicates_reading(instance)}, cap.to_dict()]
         elif exc.step == "factorisation" and force_r is not None:
             # the variant "rank-r heads fit in d_h < r" is false: certify rank W^h > d_h
             con = build_key_query_weights(instance, seed=seed, r=force_r, factor=False)
@@ -207,7 +223,7 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
             method = "arb balls (rank) + float64 (readout residual, reported)"
         if clash is not None:
             certs.append({"kind": "identical inputs, different labels: no weights memorize both",
-                          "examples": list(clash)})
+                          "examples": list(clash), "reading": duplicates_reading(instance)})
     try:
         W_V, W_O, W_D = build_readout(M, instance.H, instance.d, instance.d_v, instance.d_out)
     except ConstructionFailed as exc:  # d_v < d_out or d_out > d: a size hypothesis fails

@@ -39,6 +39,14 @@ CHUNK_ELEMS = 4_000_000  # entries of the (B, k, k) work array per chunk
 FLOAT_FROM_K = 24  # subsets at least this large try the float certificate first
 
 
+def _ratio(x) -> tuple[int, int]:
+    """(p, q) with x = p / q exactly: floats, ints, fmpq, Fraction."""
+    if hasattr(x, "as_integer_ratio"):
+        p, q = x.as_integer_ratio()
+        return int(p), int(q)
+    return int(x.p), int(x.q)  # fmpq
+
+
 def _full_rank_mod_p(Y: np.ndarray, p: int) -> np.ndarray:
     """For a stack Y (B, k, k) of integers in [0, p): is each matrix
     nonsingular mod p?  Gaussian elimination with row swaps, fraction-free
@@ -97,8 +105,12 @@ class SubsetIndependence:
     subset to a minimal one."""
 
     def __init__(self, V: np.ndarray):
+        """V: float64 (its entries are exact dyadics), or an object array of
+        exact rationals (``fmpq``, ints) whose float64 rounding is not them:
+        then the float certificate, which reads float64, is not used."""
         self.V, (self.m, self.d) = V, V.shape
-        self._rows = [[x.as_integer_ratio() for x in row] for row in V.tolist()]
+        self.float_exact = V.dtype != object
+        self._rows = [[_ratio(x) for x in row] for row in V.tolist()]
         self._mod: dict[int, np.ndarray] = {}
         self._proj: dict[tuple[int, int], np.ndarray] = {}
         self._q: list[list[fmpq]] | None = None
@@ -110,7 +122,7 @@ class SubsetIndependence:
             out = np.zeros((self.m, self.d), dtype=np.int64)
             for i, row in enumerate(self._rows):
                 if row:
-                    D = max(q for _, q in row)  # denominators are powers of two
+                    D = math.lcm(*(q for _, q in row))  # powers of two for floats
                     out[i] = [(a * (D // q)) % p for a, q in row]
             self._mod[p] = out
         return self._mod[p]
@@ -174,6 +186,8 @@ class SubsetIndependence:
         from verifier.arith.float_certificates import inverse_residual_bounds
 
         k = idx.shape[1]
+        if not self.float_exact:
+            return np.zeros(idx.shape[0], dtype=bool)
         b = get_backend("auto")
         try:
             if k not in self._fproj:

@@ -15,7 +15,9 @@ and kr(V) <= min(m, d), kr(V) <= rank(V) when rank(V) < m.  What we certify:
 
 Each subset is decided exactly (mod-p elimination, then flint over Q for the
 few that fail; :mod:`verifier.arith.independence`), so every per-subset
-verdict here is exact; no float screen is needed.
+verdict here is exact; no float screen is needed.  V is float64 (its
+entries are exact dyadics) or an object array of exact rationals (``fmpq``:
+a user's int64 beyond 2^53 or long doubles, which float64 would round).
 
 The paper's test (5000 random n-subsets) is run as EVIDENCE: it fills
 ``sampled``/``sampled_independent`` and may find a witness (lowering the
@@ -107,7 +109,8 @@ class _Search:
     """State of one analysis: exact data, bounds, witness, log."""
 
     def __init__(self, V, exhaustive_limit: int, samples: int, seed: int):
-        V = as_float_matrix(V, "(m, d) array of row vectors")
+        exact = V if isinstance(V, np.ndarray) and V.dtype == object else None  # exact rationals (fmpq)
+        V = as_float_matrix(V, "(m, d) array of row vectors")  # floats propose (hunts), exact decides
         if exhaustive_limit < 0 or samples < 0:
             raise InvalidInstance("exhaustive_limit and samples must be >= 0")
         self.V, (self.m, self.d) = V, V.shape
@@ -121,7 +124,9 @@ class _Search:
         self.sampled = self.sampled_ind = 0
         self.sample_size: int | None = None
         self.log: list[str] = [f"upper <= min(m, d) = {self.upper}"]
-        self.exact = SubsetIndependence(V)
+        self.exact = SubsetIndependence(V if exact is None else exact)
+        self.zero = (~V.any(axis=1) if exact is None else
+                     np.array([all(x == 0 for x in row) for row in exact], dtype=bool).reshape(-1))
 
     # --- bounds -------------------------------------------------------------
     def note(self, msg: str) -> None:
@@ -139,7 +144,7 @@ class _Search:
             self.note(f"witness ({how}): dependent {len(T)}-subset {list(self.witness)} => upper <= {self.upper}")
 
     def zero_vectors(self) -> None:
-        zero = np.flatnonzero(~self.V.any(axis=1))
+        zero = np.flatnonzero(self.zero)
         if zero.size:
             self.upper = 0
             self.witness, self.coeffs = (int(zero[0]),), ("1",)
@@ -180,7 +185,8 @@ class _Search:
         (floats propose, exact arithmetic decides)."""
         V, m = self.V, self.m
         if self.upper >= 2 and 2 <= m <= 5000 and math.comb(m, 2) > self.limit:
-            U = V / np.linalg.norm(V, axis=1)[:, None]
+            with np.errstate(divide="ignore", invalid="ignore"):  # a float copy may round a row to 0
+                U = V / np.linalg.norm(V, axis=1)[:, None]
             G = np.abs(U @ U.T)
             np.fill_diagonal(G, 0.0)
             for i, j in zip(*np.nonzero(np.triu(G) > 1 - 1e-9)):
@@ -278,7 +284,7 @@ def kruskal_rank_at_least(V, k: int, *, exhaustive_limit: int = 20000, samples: 
 def general_position(V, **kw) -> KruskalRank:
     """Definition 2: general position iff kr(V) = min(m, d); read it with
     ``result.at_least(min(m, d))``."""
-    V = np.asarray(V, dtype=np.float64)
+    V = V if isinstance(V, np.ndarray) and V.dtype == object else np.asarray(V, dtype=np.float64)
     if V.ndim != 2:
         raise InvalidInstance(f"expected an (m, d) array of row vectors, got shape {V.shape}")
     return kruskal_rank_at_least(V, min(V.shape), **kw)

@@ -18,11 +18,18 @@ verifier.errors.InvalidInstance: seed = -1 must be a non-negative integer
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from verifier.data.precision import EXACT_GENERATED, InputPrecision, exact_reading, input_precision
+from verifier.data.precision import (
+    EXACT_GENERATED,
+    InputPrecision,
+    exact_reading,
+    float64_rounding,
+    given_values,
+    input_precision,
+)
 from verifier.errors import InvalidInstance
 
 CONTEXT_KINDS = ("random", "uniform", "shared", "pe", "sumconst")
@@ -36,7 +43,12 @@ class Instance:
     read-only; every float64 is an exact dyadic rational, which is what the
     exact and ball back ends read.  ``precision`` says what those numbers
     mean (:mod:`verifier.data.precision`): exact for generated instances,
-    known to their dtype's precision for a user's file."""
+    known to their dtype's precision for a user's file.
+
+    ``given``: for an array whose float64 copy rounds the values the user
+    gave (int64/uint64 beyond 2^53, long double), those values as exact
+    rationals (an object array of ``fmpq``); :meth:`exact_array` is what a
+    certificate about the data reads, :attr:`rounded` names such arrays."""
 
     contexts: np.ndarray
     queries: np.ndarray
@@ -48,6 +60,19 @@ class Instance:
     seed: int | None = None
     source: str = "generated"
     precision: InputPrecision = EXACT_GENERATED
+    given: dict = field(default_factory=dict)
+    rounding: dict = field(default_factory=dict)  # name -> why float64 rounds it
+
+    @property
+    def rounded(self) -> dict:
+        """{array name: why its float64 copy is not the given values}."""
+        return {k: self.rounding.get(k, "float64 rounds its given values") for k in self.given}
+
+    def exact_array(self, name: str) -> np.ndarray:
+        """The given values of ``name`` ("contexts", "queries", "labels"):
+        the object array of exact rationals where float64 rounds them, else
+        the float64 array itself (then exact)."""
+        return self.given[name] if name in self.given else getattr(self, name)
 
     @property
     def T(self) -> int:
@@ -91,6 +116,8 @@ class Instance:
             arrays = (self.contexts, self.queries, self.labels)
         for a in arrays:
             h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+        for name in sorted(self.given):  # the values float64 rounds: hashed exactly
+            h.update(f"{name}:{';'.join(str(x) for x in self.given[name].ravel())}".encode())
         return h.hexdigest()[:16]
 
     def summary(self) -> dict:
@@ -99,16 +126,23 @@ class Instance:
             "d_v": self.d_v, "d_out": self.d_out, "r": self.r, "capacity": self.capacity,
             "kind": self.kind, "seed": self.seed, "source": self.source,
             "reading": self.precision.describe(), "sha256_16": self.fingerprint(),
+            **({"float64 copy rounds": dict(self.rounded)} if self.given else {}),
         }
 
     def replace(self, **changes) -> "Instance":
+        """A changed copy; a replaced array's given values are dropped (the
+        new float64 array is then its own exact value)."""
+        if any(k in self.given for k in changes):
+            changes.setdefault("given", {k: v for k, v in self.given.items() if k not in changes})
+            changes.setdefault("rounding", {k: v for k, v in self.rounding.items() if k in changes["given"]})
         return replace(self, **changes)
 
     def subset(self, rows) -> "Instance":
         rows = np.asarray(rows, dtype=int)
+        given = {k: v[rows] for k, v in self.given.items()}
         return replace(self, contexts=_shared(self.contexts[0], len(rows))
-                       if self.shared_context else _frozen(self.contexts[rows]),
-                       queries=_frozen(self.queries[rows]), labels=_frozen(self.labels[rows]))
+                       if self.shared_context else _frozen(self.contexts[rows], _shareable(given)),
+                       queries=_frozen(self.queries[rows]), labels=_frozen(self.labels[rows]), given=given)
 
 
 def _shared(context, T: int) -> np.ndarray:
@@ -119,14 +153,22 @@ def _shared(context, T: int) -> np.ndarray:
     return np.broadcast_to(base, (int(T),) + base.shape)
 
 
-def _frozen(a) -> np.ndarray:
+def _shareable(given: dict) -> bool:
+    """May float64 contexts equal across examples be stored as one?  Only if
+    the values given are equal too (not just their float64 roundings)."""
+    g = given.get("contexts")
+    return g is None or np.array_equal(g, np.broadcast_to(g[:1], g.shape))
+
+
+def _frozen(a, share: bool = True) -> np.ndarray:
     """A read-only float64 copy; contexts equal across examples are stored as
-    one matrix broadcast over T (stride 0), which the model exploits.  A
-    stride-0 input stays one context (no T copies on the way)."""
+    one matrix broadcast over T (stride 0), which the model exploits
+    (``share=False``: never, for float64 copies equal only after rounding).
+    A stride-0 input stays one context (no T copies on the way)."""
     if isinstance(a, np.ndarray) and a.ndim == 3 and a.shape[0] > 1 and a.strides[0] == 0:
         return _shared(a[0], a.shape[0])
     a = np.array(a, dtype=np.float64, copy=True)
-    if a.ndim == 3 and a.shape[0] > 1 and np.array_equal(a, np.broadcast_to(a[:1], a.shape)):
+    if share and a.ndim == 3 and a.shape[0] > 1 and np.array_equal(a, np.broadcast_to(a[:1], a.shape)):
         a = np.broadcast_to(a[0].copy(), a.shape)
     a.setflags(write=False)
     return a
@@ -136,8 +178,15 @@ def validate_arrays(contexts, queries, labels=None, *, allow_n_ge_d: bool = True
     """Shapes (T,n,d), (T,d), (T,d_out); real numbers (no complex, object or
     string arrays: never a silent cast); finite; no overflow.  n >= d is
     allowed (a hypothesis of some statements, checked by them); pass
-    ``allow_n_ge_d=False`` to refuse it here."""
-    arrays = {}
+    ``allow_n_ge_d=False`` to refuse it here.  Returns the float64 working
+    copies (:func:`from_arrays` keeps the values they round: ``Instance.given``)."""
+    arrays, _ = _validated(contexts, queries, labels, allow_n_ge_d=allow_n_ge_d)
+    return arrays["contexts"], arrays["queries"], arrays.get("labels")
+
+
+def _validated(contexts, queries, labels=None, *, allow_n_ge_d: bool = True):
+    """(float64 copies, {name: why float64 rounds it, with the raw array})."""
+    arrays, rounding = {}, {}
     for name, a, ndim in (("contexts", contexts, 3), ("queries", queries, 2), ("labels", labels, 2)):
         if a is None:
             if name == "labels":
@@ -153,21 +202,31 @@ def validate_arrays(contexts, queries, labels=None, *, allow_n_ge_d: bool = True
             raise InvalidInstance(f"array '{name}' is an object array; expected integers or floats")
         if raw.dtype.kind not in "biuf":
             raise InvalidInstance(f"array '{name}' has dtype {raw.dtype.name}, not a number type")
+        if raw.ndim != ndim:
+            want = {"contexts": "(T, n, d)", "queries": "(T, d)", "labels": "(T, d_out)"}[name]
+            raise InvalidInstance(f"array '{name}' has shape {raw.shape}; expected {want}")
+        if raw.size == 0:
+            raise InvalidInstance(f"array '{name}' is empty (shape {raw.shape})")
+        look = raw[:1] if raw.ndim == 3 and raw.shape[0] > 1 and raw.strides[0] == 0 else raw  # one shared context
+        if raw.dtype.kind == "f":  # checked on the given values (a long double may exceed float64's range)
+            if not np.all(np.isfinite(look)):
+                bad = int(np.sum(~np.isfinite(look)))
+                raise InvalidInstance(f"array '{name}' has {bad} NaN or infinite entries")
+            top = np.max(np.abs(look))
+            if (top if top.dtype.itemsize > 8 else float(top)) > OVERFLOW_LIMIT:
+                raise InvalidInstance(f"array '{name}' has entries above {OVERFLOW_LIMIT:g} in magnitude "
+                                      "(overflow)")
+            if raw.dtype.itemsize > 8 and np.any((look != 0) & (np.abs(look) < np.finfo(np.float64).tiny)):
+                raise InvalidInstance(f"array '{name}' has {raw.dtype.name} entries below float64's smallest "
+                                      f"normal {np.finfo(np.float64).tiny:.3g} in magnitude: the engine's float "
+                                      "screens would read them as 0 (rescale the data)")
         try:
             a = np.asarray(raw, dtype=np.float64)
         except (TypeError, ValueError, OverflowError) as exc:
             raise InvalidInstance(f"array '{name}' is not numeric: {exc}") from None
-        if a.ndim != ndim:
-            want = {"contexts": "(T, n, d)", "queries": "(T, d)", "labels": "(T, d_out)"}[name]
-            raise InvalidInstance(f"array '{name}' has shape {a.shape}; expected {want}")
-        if a.size == 0:
-            raise InvalidInstance(f"array '{name}' is empty (shape {a.shape})")
-        look = a[:1] if a.ndim == 3 and a.shape[0] > 1 and a.strides[0] == 0 else a  # one shared context
-        if not np.all(np.isfinite(look)):
-            bad = int(np.sum(~np.isfinite(look)))
-            raise InvalidInstance(f"array '{name}' has {bad} NaN or infinite entries")
-        if np.max(np.abs(look)) > OVERFLOW_LIMIT:
-            raise InvalidInstance(f"array '{name}' has entries above {OVERFLOW_LIMIT:g} in magnitude (overflow)")
+        why = float64_rounding(look)
+        if why:
+            rounding[name] = (why, raw)
         arrays[name] = a
     E, e = arrays["contexts"], arrays["queries"]
     T, n, d = E.shape
@@ -178,7 +237,7 @@ def validate_arrays(contexts, queries, labels=None, *, allow_n_ge_d: bool = True
         raise InvalidInstance(f"labels have {y.shape[0]} rows; expected T = {T}")
     if n >= d and not allow_n_ge_d:
         raise InvalidInstance(f"n = {n} must be < d = {d} (the paper assumes n < d throughout)")
-    return E, e, y
+    return arrays, rounding
 
 
 def _check_sizes(H, d_h, d_v, d_out):
@@ -197,7 +256,9 @@ def from_arrays(contexts, queries, labels=None, *, H=2, d_h=None, d_v=None, d_ou
     to its dtype's precision, :func:`verifier.data.precision.input_precision`:
     what a user's file means).  ``precision_source`` names why (default
     "arrays"; ``load_npz`` passes "file" or "--exact-input")."""
-    E, e, y = validate_arrays(contexts, queries, labels, allow_n_ge_d=allow_n_ge_d)
+    arrays, rounding = _validated(contexts, queries, labels, allow_n_ge_d=allow_n_ge_d)
+    E, e, y = arrays["contexts"], arrays["queries"], arrays.get("labels")
+    given = {name: given_values(raw) for name, (_, raw) in rounding.items()}
     if reading == "dtype":
         precision = input_precision({"contexts": contexts, "queries": queries, "labels": labels},
                                     source=precision_source or "file")
@@ -213,8 +274,9 @@ def from_arrays(contexts, queries, labels=None, *, H=2, d_h=None, d_v=None, d_ou
     d_h = E.shape[1] if d_h is None else d_h
     d_v = d_out if d_v is None else d_v
     _check_sizes(H, d_h, d_v, d_out)
-    return Instance(_frozen(E), _frozen(e), _frozen(y), int(H), int(d_h), int(d_v),
-                    kind=kind, seed=seed, source=source, precision=precision)
+    return Instance(_frozen(E, _shareable(given)), _frozen(e), _frozen(y), int(H), int(d_h), int(d_v),
+                    kind=kind, seed=seed, source=source, precision=precision, given=given,
+                    rounding={name: why for name, (why, _) in rounding.items()})
 
 
 def sinusoidal_encoding(n_positions: int, d: int) -> np.ndarray:

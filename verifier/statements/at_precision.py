@@ -90,8 +90,9 @@ def at_data_precision(exact: Decision, rob: Robustness | None, precision: InputP
         return PrecisionOutcome(Decision.TRUE, HOLDS, "", measured)
     if exact is Decision.TRUE:
         measured[MEASURED_KEY] = "undecided"
-        reason = (f"{UNDECIDED}: {margin}: the certified bounds straddle the tolerance ({reading}); "
-                  "holds exactly as rationals (--exact-input)")
+        why = ("the certified bounds straddle the tolerance" if rob.lower <= rob.tolerance else
+               "the float64 screen that chose it is coarser than the data's precision")
+        reason = f"{UNDECIDED}: {margin}: {why} ({reading}); holds exactly as rationals (--exact-input)"
         return PrecisionOutcome(Decision.UNDECIDED, UNDECIDED, reason, measured)
     measured[MEASURED_KEY] = "undecided (exact verdict undecided)"
     return PrecisionOutcome(Decision.UNDECIDED, UNDECIDED, "", measured)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from verifier.statements.at_precision import HOLDS
 from verifier.statements.evidence import Hypothesis
 
 
@@ -82,3 +83,34 @@ def shape_hypotheses(requires, instance) -> list[Hypothesis]:
 def data_hypotheses(requires) -> list[tuple[str, str]]:
     """(name, statement id) of the DATA hypotheses among ``requires``."""
     return [(name, DATA[name]) for name in requires if name in DATA]
+
+
+def equality_hypothesis(name: str, equal: bool, instance, arrays: tuple[str, ...], *, holds: str,
+                        fails: str) -> Hypothesis:
+    """A hypothesis of exact equality or structure of the data (one shared
+    context, constant token sums, duplicate examples), ``equal`` decided
+    exactly on the values given (``Instance.exact_array``).
+
+    Refuted when they differ.  Certified when they are equal and exact
+    under the instance's reading (integers, exact dyadics, generated data,
+    ``--exact-input``).  For floats read at their dtype's precision, equal
+    stored values are not evidence that the user's numbers are equal:
+    status "evidence", "holds at the data's precision", and a statement
+    that needs it can only conclude about the stored values.
+
+    >>> from verifier.data.instances import make_instance
+    >>> equality_hypothesis("shared", True, make_instance(), ("contexts",), holds="one E", fails="").status
+    'certified'
+    """
+    if not equal:
+        return Hypothesis(name, "refuted", fails)
+    precision = getattr(instance, "precision", None)
+    if precision is None or precision.exact_for(*arrays):
+        return Hypothesis(name, "certified", f"{holds} (exact equality of the values given)")
+    return Hypothesis(name, "evidence", f"{HOLDS}: {holds} as stored ({precision.describe(*arrays)}); "
+                                        "the values they are roundings of may differ")
+
+
+def at_precision_only(h: Hypothesis) -> bool:
+    """Did :func:`equality_hypothesis` find equality at the data's precision only?"""
+    return h.status == "evidence" and h.detail.startswith(HOLDS)

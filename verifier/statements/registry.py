@@ -88,6 +88,7 @@ class Statement:
     not_checkable: str = ""  # the reason, for a statement no finite instance decides
     requires: tuple[str, ...] = ()  # hypotheses it needs (verifier.statements.hypotheses)
     writes_weights: bool = False  # accepts save_weights= (--save-weights)
+    reads_given: bool = False  # certifies on Instance.exact_array (the values given), not the float64 copy
     margin: str = ""  # what Evidence.margin measures, in words (the report's column)
     measure: str = ""  # the key of Evidence.measured the report shows (its largest value)
 
@@ -204,7 +205,7 @@ def paper_of(sid: str) -> Paper:
 
 
 def statement(sid: str, *, requires: tuple[str, ...] = (), writes_weights: bool = False, margin: str = "",
-              measure: str = "", **defaults):
+              measure: str = "", reads_given: bool = False, **defaults):
     """Register ``check`` as the checker of statement ``sid``; ``defaults``
     override the CLI's instance options for this statement.
 
@@ -213,7 +214,10 @@ def statement(sid: str, *, requires: tuple[str, ...] = (), writes_weights: bool 
     :mod:`verifier.statements.hypotheses`; the others by the checker);
     ``writes_weights``: the checker accepts ``save_weights=path``;
     ``margin``: what its Evidence.margin measures; ``measure``: the key of
-    its Evidence.measured the report tabulates (largest over instances)."""
+    its Evidence.measured the report tabulates (largest over instances);
+    ``reads_given``: its certificates read the values the user gave
+    (``Instance.exact_array``), so a float64 copy that rounds them (int64
+    beyond 2^53, long double) does not make its verdict one on rounded data."""
     if sid not in REGISTRY:
         raise KeyError(f"unknown statement id {sid!r}: add it to its paper's catalogue first")
 
@@ -222,7 +226,7 @@ def statement(sid: str, *, requires: tuple[str, ...] = (), writes_weights: bool 
         st.check = fn
         st.module = fn.__module__
         st.defaults = dict(defaults)
-        st.requires, st.writes_weights = tuple(requires), bool(writes_weights)
+        st.requires, st.writes_weights, st.reads_given = tuple(requires), bool(writes_weights), bool(reads_given)
         st.margin, st.measure = margin, measure
         mod = importlib.import_module(fn.__module__)
         st.doc = (mod.__doc__ or "").strip()

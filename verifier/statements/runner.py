@@ -6,7 +6,11 @@ statement's declared hypotheses (:mod:`verifier.statements.hypotheses`):
   answers hypotheses-unmet without running the construction;
 * for data read at its dtype's precision, a DATA hypothesis the checker did
   not report (e.g. Claim 1's Assumption 1) is checked, and one that fails at
-  the data's precision makes the verdict hypotheses-unmet.
+  the data's precision makes the verdict hypotheses-unmet;
+* where the float64 working copy rounds the values given (int64 beyond
+  2^53, long double: ``Instance.rounded``) a checker that certifies on that
+  copy (not declared ``reads_given``) gets a verdict on the rounded data,
+  and its reason says so.
 """
 from __future__ import annotations
 
@@ -63,6 +67,7 @@ def run_check(sid: str, instance: Instance, *, prec: int = 128, seed: int = 0,
     try:
         ev = st.check(instance, prec=prec, seed=seed, **options)
         ev = _data_hypotheses_at_precision(st, ev, instance, prec=prec, seed=seed)
+        ev = _on_rounded_copy(st, ev, instance)
     except (InvalidInstance, NotImplementedStatement):
         raise
     except Exception as exc:  # noqa: BLE001 - the report must run to completion
@@ -105,6 +110,18 @@ def _data_hypotheses_at_precision(st, ev: Evidence, instance, *, prec: int, seed
     hyps = ev.hypotheses + tuple(added)
     return replace(ev, hypotheses=hyps, verdict="hypotheses-unmet", certified=False,
                    reason=unmet_reason(hyps) + f"; on the stored floats: {ev.verdict} ({ev.reason})")
+
+
+def _on_rounded_copy(st, ev: Evidence, instance) -> Evidence:
+    """A verdict certified on a float64 copy that rounds the values given is
+    a verdict on the rounded data: named so (its hypotheses, Assumptions
+    1-3 and the checker's own exact tests, read the values given)."""
+    rounded = getattr(instance, "rounded", None)
+    if not rounded or st.reads_given or ev.verdict in ("hypotheses-unmet", "error"):
+        return ev
+    what = "; ".join(f"{name}: {why}" for name, why in rounded.items())
+    return replace(ev, reason=f"{ev.verdict} on the float64 rounding of the data ({what}), not on the values "
+                              f"given: {ev.reason}")
 
 
 def run_control(sid: str, control: registry.NegativeControl, *, prec: int = 128, seed: int = 0) -> tuple[Evidence, bool]:

@@ -23,7 +23,9 @@ def well_formed(ev, claimed=7):
     assert isinstance(ev.measured, dict) and ev.method == "sympy proof + exact null vectors + arb balls"
     assert isinstance(ev.prec_bits, int) and isinstance(ev.reason, str)
     assert ev.hypotheses[0].name == "shared context E^(t) = E"
-    assert ev.hypotheses[0].detail == "exact equality of the float64 contexts"
+    assert ev.hypotheses[0].detail in (f"the {ev.measured['T']} contexts are one E (exact equality of the values given)",
+                                       "the contexts differ (exact comparison of the values given)")
+    assert (ev.hypotheses[0].status == "certified") == ev.hypotheses[0].detail.startswith(f"the {ev.measured['T']}")
     assert [s.uses for s in ev.trail] == ["Prop. 2 hypothesis", "App. E", "App. E", "Eqs. (1)-(7)", "Prop. 1, App. B"]
     for s in ev.trail:
         assert isinstance(s, Step) and s.title and isinstance(s.data, dict)
@@ -69,7 +71,7 @@ def test_shared_context_at_the_cap(monkeypatch):
     assert null == {"kind": "null vectors of S (exact integers)", "vectors": V, "independent": True}
     weights = [c for c in ev.certificates if c.get("kind", "").startswith("weights: ")]
     assert len(weights) == 4 and all("S v in balls (consistency, not proof)" in c for c in weights)
-    assert ev.trail[0].data == {"shared": True}
+    assert ev.trail[0].data == {"shared": True, "status": "certified"}
     assert ev.trail[2].data == {"H-1": 2, "independent": True, "bound": 7}
     assert ev.trail[4].data == {"tight": True, "construction": "built"}
 

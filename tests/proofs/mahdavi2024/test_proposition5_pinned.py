@@ -83,7 +83,7 @@ def test_verified_path_numbers():
     well_formed(ev, claimed=5)
     assert ev.verdict == "verified" and ev.certified and ev.prec_bits == 128
     assert ev.reason == DEFAULT_VERIFIED  # best == claimed: nothing exceeds, not vacuous
-    assert ev.hypotheses == (Hypothesis(HYP, "certified", "exact sums: all equal to c = 1"),)
+    assert ev.hypotheses == (Hypothesis(HYP, "certified", "exact sums: all equal to c = 1 (exact equality of the values given)"),)
     per = {"random": {"certified_rank_lower": 5, "numerical_rank": 5},
            "one-hot (huge logits)": {"certified_rank_lower": 4, "numerical_rank": 4},
            "uniform (tiny logits)": {"certified_rank_lower": 5, "numerical_rank": 5},
@@ -122,7 +122,7 @@ def test_zero_sum_tokens_have_the_sharper_cap():
     ev = check_proposition5(inst)
     well_formed(ev, claimed=5)
     assert ev.verdict == "verified" and ev.reason == DEFAULT_VERIFIED
-    assert ev.hypotheses == (Hypothesis(HYP, "certified", "exact sums: all equal to c = 0"),)
+    assert ev.hypotheses == (Hypothesis(HYP, "certified", "exact sums: all equal to c = 0 (exact equality of the values given)"),)
     m = ev.measured
     assert (m["c"], m["cap H(d-1)+1"], m["proved rank(Z) <="], m["Hd"]) == ("0", 5, 4, 6)  # Hd - 2 vectors
     best = m["best certified rank"]

@@ -174,7 +174,7 @@ def test_construction_failure_with_a_clash_reports_both_examples():
     well_formed(ev)
     assert ev.verdict == "hypotheses-unmet"  # identical queries: Assumption 1 is refuted too
     assert ev.certificates[0] == {"kind": "identical inputs, different labels: yhat(t) = yhat(t') for ANY weights",
-                                  "examples": [0, 1]}
+                                  "examples": [0, 1], "reading": "identical values given (exact)"}
     assert ev.certificates[1]["kind"].startswith("structural cap")
     assert ev.trail[0].data["message"].startswith("Claim 1")
 

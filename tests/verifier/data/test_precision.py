@@ -19,7 +19,9 @@ RNG = np.random.default_rng(3)
     (RNG.integers(-9, 9, (3, 4)), 0.0),
     (RNG.integers(0, 2, (3, 4)).astype(bool), 0.0),
     (np.array([[2.0**60 + 1]], dtype=np.float64), 0.0),  # = 2^60 in float64: one significant bit
-    (np.array([[3, 2**60 + 1]], dtype=np.int64), 2.0**-53),  # integers beyond 2^53: float64 rounds them
+    (np.array([[3, 2**60 + 1]], dtype=np.int64), 0.0),  # integers of any size: read exactly
+    (np.array([[3, 2**64 - 1]], dtype=np.uint64), 0.0),
+    (np.array([[1, 2**-60]], dtype=np.longdouble) + 1, 2.0**-(np.finfo(np.longdouble).nmant + 1)),
     (RNG.integers(-512, 513, (3, 4)) / 256.0, 0.0),  # a dyadic grid
     (RNG.integers(-512, 513, (3, 4)).astype(np.float32) / 256, 0.0),
 ])
