@@ -130,8 +130,9 @@ def _outer_up(b, x, y):
 
 def accurate_matmul(b, A, B):
     """(mid, rad) with ``|A B - mid| <= rad`` entrywise (A, B exact float
-    arrays of backend b; 2-D).  ``rad`` is about ``u |A B| + 2^(-3(53 - rho))
-    |A||B|`` at worst (2^-60 for k <= 4096), instead of ``gamma_k |A||B|``.
+    arrays of backend b; 2-D).  ``rad`` is about ``u |A B| + 2^(2 - 3(53 -
+    rho)) (max_l |A_il| sum_l |B_lj| + sum_l |A_il| max_l |B_lj|)`` at worst
+    (2^(2 - 3(53 - rho)) <= 2^-58 for k <= 4096), instead of ``gamma_k |A||B|``.
     Rounding to nearest is checked (:func:`~verifier.arith.float_bounds.check_ieee`):
     ExtractScalar is error-free only under it."""
     check_ieee(b)
@@ -160,7 +161,8 @@ def accurate_matmul(b, A, B):
     # (the exact sum's |s| <= |mid| + the error: hence the 1/(1-u))
     rad = up_scale(b, add_up(b, up_scale(b, b.abs(mid), U), up_scale(b, absum, g2)), 1 / (1 - U))
     # remainders: |A_rem B| + |(A - A_rem) B_rem| <= max_l|A_rem(i,l)| sum_l|B_lj| + 2 sum_l|A_il| max_l|B_rem(l,j)|
-    # (extraction never grows an entry: |A - A_rem| <= 2|A|)
+    # (extraction never grows an entry, either sign: fl(sigma + p) is at least as near to sigma + p as sigma
+    # is, so |p - q| <= |p|; hence |A_rem| <= |A| and |A - A_rem| <= 2|A|)
     t1 = _outer_up(b, _amax(b, A_rem, 1), rowsum_up(b, b.abs(B).T)[None, :])
     t2 = _outer_up(b, up_scale(b, rowsum_up(b, b.abs(A)), Fraction(2))[:, None], _amax(b, B_rem, 0))
     rad = add_up(b, rad, add_up(b, t1, t2))

@@ -53,18 +53,20 @@ def exact_matmul(A: np.ndarray, B: np.ndarray):
 
 
 def assert_encloses(b, A, B, exact, tight: bool = True):
-    """|exact - mid| <= rad entrywise on backend b; and (tight) rad below
-    4 u |mid| + 2^-55 |A||B| + 2^-490 (the bounds' absolute slack is 2^-500
-    per step), which a plain gamma_k bound would exceed."""
+    """|exact - mid| <= rad entrywise on backend b; and (tight, k <= 4096) rad
+    below ``4 u |mid| + 2^-55 (max_l |A_il| sum_l |B_lj| + sum_l |A_il| max_l
+    |B_lj|) + 2^-490`` (remainders below 2^-58 of the row/column maximum; the
+    bounds' absolute slack is 2^-500 per step): a plain gamma_k |A||B| exceeds it."""
     mid, rad = accurate_matmul(b, b.asarray(A), b.asarray(B))
     mid, rad = b.to_numpy(mid), b.to_numpy(rad)
-    absAB = np.abs(A) @ np.abs(B)
     for i in range(A.shape[0]):
         for j in range(B.shape[1]):
             miss = abs(Fraction(float(mid[i, j])) - exact[i][j])
             assert miss <= Fraction(float(rad[i, j])), (b, i, j, float(miss / Fraction(float(rad[i, j]))))
     if tight:
-        assert np.all(rad <= 4 * U * np.abs(mid) + 2.0**-55 * absAB + 2.0**-490), b
+        aA, aB = np.abs(A), np.abs(B)
+        scale = aA.max(1)[:, None] * aB.sum(0)[None, :] + aA.sum(1)[:, None] * aB.max(0)[None, :]
+        assert np.all(rad <= 4 * U * np.abs(mid) + 2.0**-55 * scale + 2.0**-490), b
 
 
 def boundary_vector(pattern: str, k: int, r: int) -> np.ndarray:
@@ -156,6 +158,23 @@ def test_slices_of_either_sign_are_on_the_extract_scalar_grid(k):
         assert total + sum(Fraction(float(x)) for x in rem[i]) == sum(Fraction(float(x)) for x in A[i])
 
 
+@pytest.mark.parametrize("k", [2, 300])
+def test_bits_below_the_last_slice_are_enclosed(k):
+    """A row (column) of one entry near 1 and one with 53 significant bits near
+    2^-60: the bits below the third slice (2^(E - 3(53 - rho))) land in A_rem
+    (B_rem), and the product picks exactly them out (no cancellation hides
+    them), so both remainder terms of the radius are needed, either sign."""
+    rng = np.random.default_rng(k)
+    x, y = np.ldexp(1.0 + rng.integers(1, 2**52, 2) * 2.0**-52, -60) * [1, -1]
+    A = np.zeros((4, k))
+    A[:, 0], A[:, 1] = [1.0, -1.0, 0.0, 0.0], [x, -x, 1.0, -1.0]
+    B = np.zeros((k, 3))
+    B[0], B[1] = [0.0, 1.0, -1.0], [1.0, y, y]
+    exact = exact_matmul(A, B)
+    for b in all_backends():
+        assert_encloses(b, A, B, exact)
+
+
 @given(k=st.one_of(st.integers(2, 64), st.integers(65, 4096)), seed=st.integers(0, 2**32 - 1),
        order=st.sampled_from(ORDERS + ("numpy",)))
 def test_random_signed_near_boundary_products_are_enclosed(k, seed, order):
@@ -173,3 +192,12 @@ def test_random_signed_near_boundary_products_are_enclosed(k, seed, order):
     B[:, 1] = w - A[0] * ((A[0] @ w) / (A[0] @ A[0]))  # nearly orthogonal to row 0: the product cancels
     b = get_backend("numpy") if order == "numpy" else OrderedBackend("numpy", order, seed)
     assert_encloses(b, A, B, exact_matmul(A, B), tight=False)
+
+
+@given(st.floats(-2.0**800, 2.0**800), st.floats(-2.0**800, 2.0**800))
+def test_two_sum_is_error_free_for_either_sign_and_order(s, p):
+    """Knuth's TwoSum (Sum2's step) needs no |s| >= |p| and no sign: t + q = s + p exactly."""
+    for x, y in ((s, p), (p, s)):
+        t, q = float_accurate._two_sum(np.float64(x), np.float64(y))
+        assert Fraction(float(t)) + Fraction(float(q)) == Fraction(x) + Fraction(y)
+        assert t == x + y
