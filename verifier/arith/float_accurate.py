@@ -10,16 +10,32 @@ is ``gamma_k |A||B|``: useless when the product cancels (Prop. 1's key/query
 weights hold ``c w`` with c ~ 1e7 and ``w . e^(j) ~ 1e-16`` on the fitted
 examples, so ``e W_Q`` is tiny where ``|e||W_Q|`` is 1e5).  Here:
 
-1. Each row of A is split as ``A = A_1 + A_2 + A_3 + A_rem`` by Rump's
-   ExtractScalar (``fl(fl(a + s) - s)`` with ``s = 2^(E + rho)``, E the row
-   maximum's binary exponent): the slices of row i are integer multiples of
-   ``2^(E_i + rho - 52 - (s-1)(53 - rho))`` below ``2^(52 - rho)`` of those
-   units, so with ``2 rho >= 52 + log2 k`` every partial sum of a product
-   ``A_s B_t`` (columns of B split alike) is an integer multiple of one
-   unit below ``2^53`` units: ``fl(A_s B_t)`` is EXACT in any summation order.
+1. Each row of A is split as ``A = A_1 + A_2 + A_3 + A_rem`` by ExtractScalar
+   (Rump, Ogita, Oishi, "Accurate floating-point summation part I: faithful
+   rounding", SIAM J. Sci. Comput. 31, 2008, Lemma 3.3): for ``sigma = 2^m``
+   and a float ``p`` with ``|p| <= 2^-M sigma``, ``q = fl(fl(sigma + p) -
+   sigma)`` and ``p' = fl(p - q)`` satisfy ``p = q + p'`` EXACTLY, ``|p'| <= u
+   sigma``, ``|q| <= 2^-M sigma`` and ``q`` in ``u sigma Z`` (u = 2^-53), for
+   EITHER sign of p.  The unit is ``u sigma``, not ``ulp(sigma) = 2 u
+   sigma``: a negative p puts ``fl(sigma + p)`` below sigma, where the
+   spacing is half as wide.  Row i starts at ``sigma_1 = 2^(E_i + rho)``,
+   ``|A_il| < 2^E_i`` (E_i from frexp of the row maximum), so ``M = rho``; then
+   ``sigma_(s+1) = 2^(rho - 53) sigma_s`` keeps ``M = rho`` (``|p'| <= u sigma_s
+   = 2^-rho sigma_(s+1)``).  So slice s of row i holds integer multiples of
+   ``u sigma_s = 2^(E_i + rho - 53 - (s-1)(53 - rho))`` of at most ``2^(53 -
+   rho)`` such units.  A term ``A_s(i,l) B_t(l,j)`` (columns of B split alike)
+   is an integer multiple of the product of the two units, of at most
+   ``2^(106 - 2 rho)`` of them, and every partial sum of k terms, in ANY order
+   (any tree, blocked, with or without FMA), is such a multiple of magnitude
+   at most ``k 2^(106 - 2 rho) <= 2^53``: a float, since rho is the least
+   integer with ``2^(2 rho - 53) >= k`` (:func:`_rho`) and the units stay
+   above ``2^-760`` (row maxima ``>= 2^-300``).  Hence ``fl(A_s B_t)`` is
+   EXACT.  (Until issue 22 rho had one bit less, from the unit ``2^(E_i + rho
+   - 52)`` that holds for nonnegative entries only: partial sums reached
+   ``2^54`` units and rounded.)
 2. The nine exact products are summed with Sum2 (cascaded TwoSum):
    ``|res - sum p| <= u |res| + gamma_8^2 sum |p|`` (ORO, Prop. 4.5).
-3. The remainders (``|A_rem| < 2^(E_i - 3(53 - rho) + ...)``, tiny) enter the
+3. The remainders (``|A_rem| <= u sigma_3 = 2^(E_i - 3(53 - rho))``, tiny) enter the
    radius through ``|A_rem||B| + |A - A_rem||B_rem|`` bounded by row maxima
    and column sums.
 
@@ -40,19 +56,19 @@ with nonzero row/column maxima above ``2^-300`` (else the plain bound is used).
 """
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import numpy as np
 
 from verifier.arith.float_bounds import (
     SLACK,
+    UL,
     U,
     add_up,
     ball_matmul,
+    check_ieee,
     check_range,
     gamma,
-    nonneg_matmul_up,
     rowsum_up,
     up_scale,
 )
@@ -85,11 +101,17 @@ def _split(b, A, axis: int, rho: int):
     sigma = _pow2_of_exponent(b, _amax(b, A, axis), rho)
     slices, R = [], A
     for _ in range(SLICES):
-        hi = (R + sigma) - sigma  # ExtractScalar: exact, hi a multiple of ulp(sigma)
+        hi = (R + sigma) - sigma  # ExtractScalar: exact, hi in u sigma Z (not ulp(sigma) Z: R < 0)
         slices.append(hi)
         R = R - hi  # exact
-        sigma = sigma * 2.0 ** (rho - 53)  # next unit: |R| <= ulp(sigma)/2 = sigma 2^-53
+        sigma = sigma * 2.0 ** (rho - 53)  # |R| <= u sigma_s = 2^-rho sigma_(s+1)
     return slices, R
+
+
+def _rho(k: int) -> int:
+    """The least integer rho with ``2^(2 rho - 53) >= k``: slice products of
+    length k sum exactly in any order (module docstring, step 1)."""
+    return (54 + (max(k, 1) - 1).bit_length()) // 2
 
 
 def _two_sum(s, p):
@@ -98,17 +120,29 @@ def _two_sum(s, p):
     return t, (s - (t - z)) + (p - z)
 
 
+def _outer_up(b, x, y):
+    """Floats ``>= x_i y_j`` for a nonnegative float column x and row y: ``fl(x_i
+    y_j) >= x_i y_j (1 - u) - UL``.  No 2^400 range check (a row sum of
+    ``|A|`` may exceed it): the factors are below 2^442 and 2^383 here, the
+    products finite."""
+    return up_scale(b, x * y, 1 / (1 - U), UL / (1 - U) + SLACK)
+
+
 def accurate_matmul(b, A, B):
     """(mid, rad) with ``|A B - mid| <= rad`` entrywise (A, B exact float
-    arrays of backend b; 2-D).  ``rad`` is about ``u |A B| + 2^-60 |A||B|`` at
-    worst, instead of ``gamma_k |A||B|``."""
+    arrays of backend b; 2-D).  ``rad`` is about ``u |A B| + 2^(2 - 3(53 -
+    rho)) (max_l |A_il| sum_l |B_lj| + sum_l |A_il| max_l |B_lj|)`` at worst
+    (2^(2 - 3(53 - rho)) <= 2^-58 for k <= 4096), instead of ``gamma_k |A||B|``.
+    Rounding to nearest is checked (:func:`~verifier.arith.float_bounds.check_ieee`):
+    ExtractScalar is error-free only under it."""
+    check_ieee(b)
     check_range(b, A, B)
     k = A.shape[-1]
     mu, nu = _amax(b, A, 1), _amax(b, B, 0)
     small = (b.any((mu > 0) & (mu < TINY_SCALE)) or b.any((nu > 0) & (nu < TINY_SCALE)))
     if small or k == 0:
         return ball_matmul(b, A, None, B, None)
-    rho = math.ceil((52 + math.log2(max(k, 1))) / 2)  # one bit of margin over 51 + log2 k
+    rho = _rho(k)
     As, A_rem = _split(b, A, 1, rho)
     Bs, B_rem = _split(b, B.T, 1, rho)
     Bs = [x.T for x in Bs]
@@ -127,8 +161,9 @@ def accurate_matmul(b, A, B):
     # (the exact sum's |s| <= |mid| + the error: hence the 1/(1-u))
     rad = up_scale(b, add_up(b, up_scale(b, b.abs(mid), U), up_scale(b, absum, g2)), 1 / (1 - U))
     # remainders: |A_rem B| + |(A - A_rem) B_rem| <= max_l|A_rem(i,l)| sum_l|B_lj| + 2 sum_l|A_il| max_l|B_rem(l,j)|
-    # (extraction never grows an entry: |A - A_rem| <= 2|A|)
-    t1 = nonneg_matmul_up(b, _amax(b, A_rem, 1), rowsum_up(b, b.abs(B).T)[None, :])
-    t2 = nonneg_matmul_up(b, up_scale(b, rowsum_up(b, b.abs(A)), Fraction(2))[:, None], _amax(b, B_rem, 0))
+    # (extraction never grows an entry, either sign: fl(sigma + p) is at least as near to sigma + p as sigma
+    # is, so |p - q| <= |p|; hence |A_rem| <= |A| and |A - A_rem| <= 2|A|)
+    t1 = _outer_up(b, _amax(b, A_rem, 1), rowsum_up(b, b.abs(B).T)[None, :])
+    t2 = _outer_up(b, up_scale(b, rowsum_up(b, b.abs(A)), Fraction(2))[:, None], _amax(b, B_rem, 0))
     rad = add_up(b, rad, add_up(b, t1, t2))
     return mid, up_scale(b, rad, Fraction(1), SLACK)
