@@ -192,7 +192,10 @@ def _parser() -> argparse.ArgumentParser:
                             epilog=f"{epilog}\n\n{_statement_defaults()}")
         sp.add_argument("id", help="statement id (see: mha-verify list)")
         _instance_options(sp)
-    rp = sub.add_parser("report", help="run every checker and write the report", epilog=epilog)
+    rp = sub.add_parser("report", help="run every checker and write the report", epilog=(
+        "exit codes: 0 every verdict verified or as declared (the papers' known findings), 1 a new refutation or a "
+        "negative control not rejected (--strict: any refutation), 3 a declared finding no longer reproduces, "
+        "4 a checker, figure or section error, 2 bad input"))
     mode = rp.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="seconds to a minute (CI smoke)")
     mode.add_argument("--thorough", action="store_true", help=">= 200 drawn instances per statement")
