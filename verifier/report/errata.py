@@ -103,7 +103,7 @@ def insert_html(page: str, results: dict) -> str:
     return page[:cut] + section + page[cut:] if cut >= 0 else page + section
 
 
-def errata_markdown(paper: str, entries: list[dict]) -> str:
+def errata_markdown(paper: str, entries: list[dict], certificates=()) -> str:
     """The errata document of one paper."""
     p = registry.PAPERS[paper]
     out = [f"# Errata and findings: {p.title}", "", f"{p.citation}.", "",
@@ -115,20 +115,29 @@ def errata_markdown(paper: str, entries: list[dict]) -> str:
         out += ["No finding declared.", ""]
     for k, e in enumerate(entries, 1):
         out += finding_markdown(e, level=f"## {k}.")
+    if certificates:
+        out += ["## Self-contained certificates", "",
+                "Re-checkable without the project (the checker imports only the standard library and mpmath): "
+                "`python verifier/recheck.py " + " ".join(str(p) for p in certificates) + "`", ""]
+        out += [f"- `{p}`" for p in certificates] + [""]
     out += [errata_line(entries), ""]
     return "\n".join(out)
 
 
 def write_errata(paper: str, out, *, prec: int = 128, seed: int = 0) -> tuple[Path, int]:
-    """Write ``out/ERRATA-<paper>.md``; returns (path, exit code: 0 every
+    """Write ``out/ERRATA-<paper>.md`` and the paper's self-contained
+    certificates in ``out/certificates-<paper>/`` (:mod:`.certificates`); returns (path, exit code: 0 every
     finding reproduced, 3 some did not, 4 a certificate raised an error)."""
     registry.load_all()
     if paper not in registry.PAPERS:
         raise KeyError(paper)
+    from verifier.report.certificates import export_findings
+
     entries = run_findings(paper=paper, prec=prec, seed=seed)
     path = Path(out) / f"ERRATA-{paper}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(errata_markdown(paper, entries))
+    certs = [p.relative_to(Path(out)) for p in export_findings(paper, Path(out) / f"certificates-{paper}")]
+    path.write_text(errata_markdown(paper, entries, certs))
     if any(w["verdict"] == "error" for e in entries for w in e["witnesses"]):
         return path, 4
     return path, 0 if all(e["reproduced"] for e in entries) else 3

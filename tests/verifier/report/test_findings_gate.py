@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from verifier import recheck
 from verifier.cli import main
 from verifier.report import errata as report_errata
 from verifier.report import findings as report_findings
@@ -90,4 +91,7 @@ def test_errata_command_writes_the_document(tmp_path, capsys):
     for f in ("dana_thm2", "dana_lemma2", "dana_thm1_eps0", "dana_thm2_small_c", "App. A.3", "reproduce:"):
         assert f in doc
     assert "NOT AS DECLARED" not in doc
+    certs = sorted((tmp_path / "certificates-dana2025").glob("*.json"))
+    assert len(certs) == 2 and "verifier/recheck.py" in doc
+    assert recheck.main([str(p) for p in certs]) == 0  # re-checked without the project
     assert main(["errata", "nonesuch", "--out", str(tmp_path)]) == 2
