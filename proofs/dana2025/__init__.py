@@ -37,7 +37,9 @@ CATALOGUE: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "dana_contrib1": ("Contribution 1, p. 2", "any d: some AoT memorizes H d_h + d associations",
                       ("dana_corollary1",)),
     "dana_corollary2": ("Cor. 2", "uniform prior: E[Acc] >= 1/N + (1-1/N)(H d_h + d)/T0", ("dana_corollary1",)),
-    "dana_thm2": ("Thm. 2, App. A.4", "some W has ||W W^T - I||_inf <= C; dKL(pi,L) <= the entropy bound", ()),
+    "dana_thm2": ("Thm. 2, App. A.3", "some W has ||W W^T - I||_inf <= C; dKL(pi,L) <= the entropy bound", ()),
+    "dana_thm2_small_c": ("Thm. 2 + C < 1/2 (our repair)", "Thm. 2 under the missing hypothesis C < 1/2 "
+                          "(d > 128 ln(N+1)), on instances with d < N-1", ("dana_thm2",)),
     "dana_thm3": ("Thm. 3, Lemma 4, App. A.4", "O(eps log 1/eps) for polynomially approximable pi", ()),
 }
 

@@ -17,9 +17,12 @@ Checks
 ------
 1. Rank caps valid for EVERY e, pos, W_QK (:mod:`.rank_ceilings`, sympy
    identities): with S = 1 every head outputs x(t,1), so rank <= min(d, N);
-   in general rank <= min(u, d) + H min(d, D) <= H min(d, N+S-1) (L1).  A cap
-   below min(T0, Hd) refutes the lemma on the instance (the paper assumes
-   neither S >= 2 nor d <= N+S-1).
+   in general rank <= min(u, d) + H min(d, D) <= H min(d, N+S-1) (L1) and
+   rank <= min(d, R) + (H-1) min(d, D).  A cap below min(T0, Hd) refutes the
+   lemma on the instance: the paper assumes neither S >= 2 nor d <= N+S-2
+   (H >= 2; d <= N+S-1 for H = 1), and with all N^S sequences every
+   d >= N+S-1 (H >= 2) is refuted (finding dana_lemma2.d_at_least_N_plus_S_minus_1).
+   For d < N+S-1 the lemma is checked, not proved, by step 2 on each instance.
 2. Otherwise the conclusion: a nonsingular min(T0, Hd) minor of A, certified.
 3. The proof's steps on the instance (audit trail): (a) dummy sequences need
    N^S >= Hd; (c) "im f lies in no hyperplane" (L2; variant claim

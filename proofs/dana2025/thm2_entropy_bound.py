@@ -1,4 +1,4 @@
-"""Theorem 2 (Sec. 5, App. A.4): an entropy bound on d_KL(pi, L).
+"""Theorem 2 (Sec. 5, App. A.3): an entropy bound on d_KL(pi, L).
 
 Statement
 ---------

@@ -1,4 +1,4 @@
-"""``mha-verify``: list, check, audit, report.
+"""``mha-verify``: list, check, audit, report, errata.
 
 Exit codes: 0 verified, 1 refuted, 2 hypotheses unmet or bad input (one line
 on stderr), 3 inconclusive (the message names the remedy), 4 a checker error,
@@ -192,13 +192,23 @@ def _parser() -> argparse.ArgumentParser:
                             epilog=f"{epilog}\n\n{_statement_defaults()}")
         sp.add_argument("id", help="statement id (see: mha-verify list)")
         _instance_options(sp)
-    rp = sub.add_parser("report", help="run every checker and write the report", epilog=epilog)
+    rp = sub.add_parser("report", help="run every checker and write the report", epilog=(
+        "exit codes: 0 every verdict verified or as declared (the papers' known findings), 1 a new refutation or a "
+        "negative control not rejected (--strict: any refutation), 3 a declared finding no longer reproduces, "
+        "4 a checker, figure or section error, 2 bad input"))
     mode = rp.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="seconds to a minute (CI smoke)")
     mode.add_argument("--thorough", action="store_true", help=">= 200 drawn instances per statement")
     rp.add_argument("--out", default="reports", help="output folder (default reports/)")
     rp.add_argument("--seed", type=int, default=0, help="seed of the drawn instances, >= 0 (default 0)")
     rp.add_argument("--json", action="store_true", help="print the summary as one JSON object on stdout")
+    rp.add_argument("--strict", action="store_true", help="exit 1 on ANY refutation, declared findings included "
+                    "(default: 0 when every verdict is verified or as declared)")
+    ep = sub.add_parser("errata", help="write a paper's findings as a Markdown document (ERRATA-<paper>.md)",
+                        epilog="exit 0: every declared finding reproduced; 3: one did not; 4: a certificate raised")
+    ep.add_argument("paper", help=f"paper key ({', '.join(registry.PAPERS)})")
+    ep.add_argument("--out", default="reports", help="output folder (default reports/)")
+    ep.add_argument("--seed", type=int, default=0, help="seed, >= 0 (default 0)")
     return p
 
 
@@ -249,12 +259,25 @@ def _cmd_report(args, out: Output) -> int:
     writable_folder(args.out, "--out")
     mode = "quick" if args.quick else "thorough" if args.thorough else "default"
     code = report.write_report(out=args.out, mode=mode, seed=args.seed, argv=sys.argv,
-                               summary_stream=sys.stderr if args.json else sys.stdout)
+                               summary_stream=sys.stderr if args.json else sys.stdout, strict=args.strict)
     if args.json:
         import json
 
         summary = json.loads((Path(args.out) / "results.json").read_text())["summary"]
         return out.data({"verdict": "report", "exit_code": code, "out": str(args.out), **summary}, "", code)
+    return code
+
+
+def _cmd_errata(args, out: Output) -> int:
+    from verifier.report.errata import write_errata
+
+    if args.paper not in registry.PAPERS:
+        raise InvalidInstance(f"unknown paper {args.paper!r}; choose from {', '.join(registry.PAPERS)}")
+    if args.seed < 0:
+        raise InvalidInstance(f"--seed {args.seed}: must be a non-negative integer")
+    writable_folder(args.out, "--out")
+    path, code = write_errata(args.paper, args.out, seed=args.seed)
+    print(f"wrote {path} (exit {code})")
     return code
 
 
@@ -274,6 +297,8 @@ def main(argv=None) -> int:
                 return _cmd_list(args, out)
             if args.cmd in ("check", "audit"):
                 return _cmd_check(args, out, audit=args.cmd == "audit")
+            if args.cmd == "errata":
+                return _cmd_errata(args, out)
             return _cmd_report(args, out)
         except NotImplementedStatement as exc:
             return out.fail("not-implemented", str(exc), statement=getattr(args, "id", None), command=args.cmd)

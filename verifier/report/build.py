@@ -78,15 +78,19 @@ def _phase(phases: dict, name: str, bar: Progress) -> None:
 
 
 def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=None, prec: int = PREC,
-                 summary_stream=None, quiet: bool = False) -> int:
+                 summary_stream=None, quiet: bool = False, strict: bool = False) -> int:
     """Run every statement (or only ``statements``), write the report to
-    ``out``; returns the exit code (0 all well, 1 refuted / control not
-    rejected, 4 a checker, figure or section error).  Progress goes to
+    ``out``; returns the exit code (:mod:`.findings`: 0 every verdict
+    verified or as declared, 1 a new refutation / control not rejected, 3 a
+    declared finding not reproduced, 4 a checker, figure or section error;
+    ``strict``: 1 on any refutation).  Progress goes to
     stderr (one line per phase off a terminal) unless ``quiet``; the final
     summary line to ``summary_stream`` (default stdout)."""
     import sys
 
     from verifier.report import environment, markdown
+    from verifier.report import errata as report_errata  # the leading Findings section
+    from verifier.report import findings as report_findings  # declared findings, the exit code
     from verifier.report import experiments as report_experiments
     from verifier.report import html as report_html
     from verifier.report import papers as report_papers  # one section per later paper (maps, tables)
@@ -128,17 +132,25 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
                    unit="named instances", quiet=quiet)
     named = report_scale.run_named(mode if statements is None else "quick", seed=seed, progress=bar)
     _phase(phases, "paper's scale", bar)
+    bar = Progress("findings", len(report_findings.to_run(statements=statements)), unit="declared findings",
+                   quiet=quiet)
+    found = report_findings.run_findings(statements=statements, prec=prec, seed=seed, progress=bar)
+    report_findings.family_counts(rows, found)
+    _phase(phases, "findings", bar)
     bad = (report_experiments.has_error(experiments) or report_papers.has_error(paper_entries)
            or named["error"])
-    code = 4 if bad else exit_code(rows, figures)
+    code = 4 if bad else report_findings.exit_code(rows, figures, found, strict=strict)
     results = {
         "paper": "; ".join(f"{p.title} ({p.citation})" for p in registry.PAPERS.values()),
         "config": {"mode": mode, "seed": seed, "prec_bits": prec, "instances_per_statement": MODES[mode],
                    "statements": ids},
         "summary": {"exit_code": code, "status_counts": {k: sum(r["status"] == k for r in rows)
                                                          for k in STATUS_ORDER if any(r["status"] == k for r in rows)},
-                    "refutations": [dict(statement=r["id"], **i) for r in rows for i in r["instances"]
-                                    if i["verdict"] == "refuted" and not is_property(r["id"])]},
+                    "refutations": [dict(statement=r["id"], declared=report_findings.declared_key(r["id"], i["options"]),
+                                         **i) for r in rows for i in r["instances"]
+                                    if i["verdict"] == "refuted" and not is_property(r["id"])],
+                    "gate": dict(strict=strict, **report_findings.problems(rows, found))},
+        "findings": found,
         "statements": {r["id"]: r for r in rows},
         "figures": {f["name"]: {k: f[k] for k in ("title", "caption", "file", "data", "error")} for f in figures},
         "experiments": report_experiments.results_entry(experiments),
@@ -151,14 +163,17 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
                                                                     for r in named["rows"]}})
     results = environment.strip_volatile(results)
     (out / "results.json").write_text(json.dumps(results, sort_keys=True, indent=1) + "\n")
-    (out / "REPORT.md").write_text("".join((markdown.render_markdown(results), report_papers.markdown_sections(
+    (out / "REPORT.md").write_text("".join((report_errata.insert_markdown(markdown.render_markdown(results), results),
+                                            report_papers.markdown_sections(
         results), report_experiments.markdown_section(environment.strip_volatile(experiments)),
         report_scale.markdown_section(environment.strip_volatile(named)))))
-    page = report_papers.insert_html(report_html.render_html(results, figures), results, paper_pngs)
+    page = report_errata.insert_html(report_html.render_html(results, figures), results)
+    page = report_papers.insert_html(page, results, paper_pngs)
     page = report_experiments.insert_html(page, environment.strip_volatile(experiments))
     (out / "index.html").write_text(report_scale.insert_html(page, environment.strip_volatile(named)))
     (out / "run.json").write_text(json.dumps(facts, sort_keys=True, indent=1) + "\n")
     counts = ", ".join(f"{v} {k}" for k, v in results["summary"]["status_counts"].items())
     print(f"mha-verify report ({mode}, seed {seed}): {counts}; {facts['duration_seconds']:.0f} s; "
           f"wrote {out / 'index.html'} (exit {code})", file=summary_stream or sys.stdout)
+    print(report_findings.errata_line(found), file=summary_stream or sys.stdout)  # the last line: known errata
     return code

@@ -202,7 +202,7 @@ def render_html(results: dict, figures: list[dict]) -> str:
     items = attention(results)
     parts += [f'<div class="alert"><b>{html.escape(k)}</b> <a href="#{s}"><code>{s}</code></a>: {html.escape(t)}'
               + (f"<br>reproduce: <code>{html.escape(c)}</code>" if c else "") + "</div>"
-              for k, s, t, c in items] or ["<p>Nothing: no refutation, no error, no inconclusive instance, "
+              for k, s, t, c in items] or ["<p>Nothing outside the declared findings: no new refutation, no error, no inconclusive instance, "
                                         "every negative control rejected.</p>"]
     parts += ["<h2>Statement map</h2>", img("statement_map"), "<h2>Results by statement</h2>",
               results_table_html(results)]

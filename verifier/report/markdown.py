@@ -84,7 +84,7 @@ def render_markdown(results: dict) -> str:
            "Open `index.html` for the same report with everything inline.", ""]
     out += [f"- **{k}**: {v}" for k, v in header_items(results)]
     out += ["", "## Needs attention", ""]
-    out += [f"- **{k}** `{s}`: {t}" + (f" -- reproduce: `{c}`" if c else "") for k, s, t, c in attention(results)] or ["Nothing: no refutation, no error, "
+    out += [f"- **{k}** `{s}`: {t}" + (f" -- reproduce: `{c}`" if c else "") for k, s, t, c in attention(results)] or ["Nothing outside the declared findings: no new refutation, no error, "
                                                                               "no inconclusive instance, every negative control rejected."]
     figs = results["figures"]
     out += ["", "## Statement map", "", f"![{figs['statement_map']['title']}]({figs['statement_map']['file']})", "",

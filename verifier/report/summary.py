@@ -21,10 +21,17 @@ def fmt(x) -> str:
 def outcome_banner(results) -> tuple[str, str]:
     code = results["summary"]["exit_code"]
     counts = ", ".join(f"{v} {k}" for k, v in results["summary"]["status_counts"].items())
+    known = len(results.get("findings") or [])
+    if code == 0 and known:
+        return "#e8f5e9", (f"Every verdict verified or as declared: {known} known finding(s) reproduced (section "
+                           f"Findings); no new refutation, no checker error, every negative control rejected ({counts}).")
     if code == 0:
         return "#e8f5e9", f"No refutation, no checker error, every negative control rejected ({counts})."
     if code == 1:
-        return "#ffebee", f"A statement was refuted or a negative control was not rejected: see below ({counts})."
+        return "#ffebee", (f"A refutation outside every declared finding, or a negative control not rejected: see "
+                           f"below ({counts}).")
+    if code == 3:
+        return "#fff3e0", f"A declared finding no longer reproduces: see Findings ({counts})."
     return "#f3e5f5", f"A checker or a figure raised an error: see below ({counts})."
 
 
@@ -58,7 +65,8 @@ def attention(results) -> list[tuple[str, str, str, str]]:
         groups.setdefault((kind, sid), []).append((text, command))
 
     for r in results["summary"]["refutations"]:
-        add("REFUTED", r["statement"], r["reason"], r["command"])
+        if not r.get("declared"):  # a declared finding's instance is in section Findings, once
+            add("REFUTED", r["statement"], r["reason"], r["command"])
     for sid, row in results["statements"].items():
         for i in row["instances"]:
             if i["verdict"] == "error":

@@ -21,6 +21,8 @@ def test_second_paper_section(tmp_path, monkeypatch):
     assert (tmp_path / entry["map"]["file"]).read_bytes()[:4] == b"\x89PNG"
     md = (tmp_path / "REPORT.md").read_text()
     first, second = md.split("## Second paper")[0], md.split("## Second paper")[1]
+    assert "`dana_lemma2`" in first.split("## Needs attention")[0]  # the leading Findings cover both papers
+    first = first.split("## Needs attention")[1]  # the first paper's own sections
     assert "`dana_lemma2`" not in first and "`dana_lemma2`" in second and "not checkable" in second
     assert "| a | b |" in second
     assert "Second paper" in (tmp_path / "index.html").read_text()

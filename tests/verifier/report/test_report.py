@@ -13,6 +13,7 @@ import pytest
 
 from verifier.arith.compare import Decision
 from verifier.report import build as report
+from verifier.report import findings as report_findings
 from verifier.statements import registry
 from verifier.statements.evidence import Hypothesis, conclude
 from verifier.statements.registry import NegativeControl
@@ -70,8 +71,11 @@ def test_quick_report_writes_every_part(quick_runs):
         else:
             assert row["status"] == ("not checkable" if registry.REGISTRY[sid].not_checkable else "not implemented")
             assert row["certified_passes"] == row["numerical_passes"] == 0
-    assert code == report.exit_code(list(res["statements"].values()), list(res["figures"].values()))
+    rows, figs = list(res["statements"].values()), list(res["figures"].values())
+    assert code == report_findings.exit_code(rows, figs, res["findings"])  # refutations as declared: not a failure
+    assert res["summary"]["gate"]["new_refutations"] == [] or code == 1
     md = (out / "REPORT.md").read_text()
+    assert md.index("## Findings") < md.index("## Needs attention")
     assert "## Results by statement" in md and "figures/statement_map.png" in md
 
 
