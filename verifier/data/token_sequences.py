@@ -159,14 +159,17 @@ def _distinct_rows(rng, N: int, V: int, n: int) -> np.ndarray:
 
 
 def make_token_instance(*, N: int = 8, S: int = 3, V: int = 5, d: int = 2, C: int = 3, d_h: int | None = None,
-                        seed: int = 0, **_ignored) -> TokenInstance:
+                        seed: int = 0, ids_only: bool = False, **_ignored) -> TokenInstance:
     """N distinct random sequences of length S over V tokens (random distinct
     nonzero integer embeddings in Z^d), random labels in [0, C), and N
-    distinct random scalar ids in [0, 4N)."""
+    distinct random scalar ids in [0, 4N).  ``ids_only``: the ids and labels
+    alone (every sequence the single token 0), for the FFN memorizer."""
     N, S, V, d, C = (_positive_int(k, v) for k, v in (("N", N), ("S", S), ("V", V), ("d", d), ("C", C)))
     seed = _positive_int("seed", seed, 0)
     rng = np.random.default_rng(seed)
-    seqs = _distinct_rows(rng, N, V, S)
+    if ids_only:
+        S, V = 1, 1
+    seqs = np.zeros((N, 1), dtype=np.int64) if ids_only else _distinct_rows(rng, N, V, S)
     labels = rng.integers(0, C, size=N)
     ids = rng.choice(4 * N, size=N, replace=False)
     return from_arrays(seqs, labels, embeddings=default_embeddings(V, d, seed), ids=ids, C=C,
