@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["BitNet", "build_bit_extraction", "evaluate", "forward_dense", "parameter_count", "formula_count",
+__all__ = ["BitNet", "build_bit_extraction", "evaluate", "evaluate_forms", "forward_dense", "parameter_count", "formula_count",
            "choose_block_size"]
 
 INT64_SAFE = 1 << 62
@@ -73,45 +73,54 @@ class BitNet:
     omega: int
     beta: int
     m: int
+    robust: bool = False
 
 
-def formula_count(N: int, K: int, omega: int, beta: int) -> int:
-    """16 ceil(N/K) + 5 + K (56 (omega + beta) + 125): the dense parameter count of the network."""
-    return 16 * (-(-N // K)) + 5 + K * (56 * (omega + beta) + 125)
+def formula_count(N: int, K: int, omega: int, beta: int, robust: bool = False) -> int:
+    """16 ceil(N/K) + 5 + K (56 (omega + beta) + 125): the dense parameter count of the network
+    (robust: 139 instead of 125, a match layer of four plateau units instead of three)."""
+    return 16 * (-(-N // K)) + 5 + K * (56 * (omega + beta) + (139 if robust else 125))
 
 
 def parameter_count(net: BitNet) -> int:
     return sum(len(L.outputs) * len(L.inputs) + len(L.outputs) for L in net.layers)
 
 
-def _omega(xs: np.ndarray, K: int) -> int:
-    """Bits of the largest offset x - (first id of its block) for sorted ids and blocks of K."""
+def _omega(xs: np.ndarray, K: int, shift: int = 0) -> int:
+    """Bits of the largest offset x - (first id of its block) + shift for sorted ids and blocks of K."""
     starts = xs[(np.arange(xs.size) // K) * K]
-    return max(1, int((xs - starts).max()).bit_length())
+    return max(1, int((xs - starts).max() + shift).bit_length())
 
 
-def choose_block_size(xs_sorted: np.ndarray, beta: int) -> tuple[int, int]:
+def choose_block_size(xs_sorted: np.ndarray, beta: int, shift: int = 0) -> tuple[int, int]:
     """(K, omega): K = round(sqrt(16 N / (56 (omega + beta) + 125))), omega re-measured at that K (twice)."""
     N = xs_sorted.size
     K = max(1, math.isqrt(N))
     for _ in range(2):
-        omega = _omega(xs_sorted, K)
+        omega = _omega(xs_sorted, K, shift)
         K = max(1, min(N, round(math.sqrt(16 * N / (56 * (omega + beta) + 125)))))
-    return K, _omega(xs_sorted, K)
+    return K, _omega(xs_sorted, K, shift)
 
 
-def build_bit_extraction(ids, labels, *, C: int, K: int | None = None, flip: tuple | None = None) -> BitNet:
+def build_bit_extraction(ids, labels, *, C: int, K: int | None = None, flip: tuple | None = None,
+                         robust: bool = False) -> BitNet:
     """The network for distinct integer ``ids`` with ``labels`` in [0, C).
-    ``flip=(block, bit)`` xors one payload bit (a corrupted network, for controls)."""
+    ``flip=(block, bit)`` xors one payload bit (a corrupted network, for controls).
+    ``robust``: ids at least 3 apart; the network is constant (= the label) on
+    [id - 1, id + 1]: thresholds at last + 1, offsets shifted by 2, and
+    plateau match units e = E1 - E2 - E3 + E4 (1 on |X - O| <= 1, 0 on >= 2)."""
     ids, labels = np.asarray(ids, dtype=np.int64), np.asarray(labels, dtype=np.int64)
     order = np.argsort(ids, kind="stable")
     xs, ys = ids[order], labels[order]
     N = xs.size
     beta = max(1, int(C - 1).bit_length())
+    shift = 2 if robust else 0
+    if robust and np.any(np.diff(xs) < 3):
+        raise ValueError("the robust network needs ids at least 3 apart")
     if K is None:
-        K, omega = choose_block_size(xs, beta)
+        K, omega = choose_block_size(xs, beta, shift)
     else:
-        omega = _omega(xs, K)
+        omega = _omega(xs, K, shift)
     B = -(-N // K)
     rec = omega + beta
     m = K * rec
@@ -120,17 +129,17 @@ def build_bit_extraction(ids, labels, *, C: int, K: int | None = None, flip: tup
         bx, by = xs[j * K:(j + 1) * K].tolist(), ys[j * K:(j + 1) * K].tolist()
         P = 0
         for k in range(K):
-            o, y = (bx[k] - bx[0], by[k]) if k < len(bx) else (0, 0)
+            o, y = (bx[k] - bx[0] + shift, by[k]) if k < len(bx) else (0, 0)
             P = (P << rec) | (o << beta) | y
         base.append(bx[0])
         payload.append(P)
     if flip is not None:
         payload[flip[0]] ^= 1 << flip[1]
     T, x1 = 1 << (m - 1), int(xs[0])
-    thresholds = [int(xs[j * K - 1]) for j in range(1, B)]
+    thresholds = [int(xs[j * K - 1]) + (1 if robust else 0) for j in range(1, B)]
     h_names = ["h0"] + [f"{ab}{j}" for j in range(1, B) for ab in ("a", "b")]
     L1 = Layer(["x"], h_names, [{"x": 1}] * len(h_names),
-               [-x1] + [-(t + extra) for t in thresholds for extra in (0, 1)])
+               [-x1 + shift] + [-(t + extra) for t in thresholds for extra in (0, 1)])
     dX = {"h0": 1}
     dZ = {}
     for j in range(1, B):
@@ -141,7 +150,6 @@ def build_bit_extraction(ids, labels, *, C: int, K: int | None = None, flip: tup
     L2 = Layer(h_names, S6, [dX, dZ, dZ, dZ, {}, {}], [0, payload[0], payload[0] - T + 1, payload[0] - T, 0, 0])
     layers = [L1, L2]
     S7 = ["X", "Z", "T1", "T2", "O", "Y", "OUT"]
-    S9 = ["X", "Z", "T1", "T2", "E1", "E2", "E3", "Y", "OUT"]
     top = 1 << m
     Zn = {"Z": 2, "T1": -top, "T2": top}  # Z' = 2Z - 2^m (T1 - T2)
     for _ in range(K):
@@ -164,14 +172,17 @@ def build_bit_extraction(ids, labels, *, C: int, K: int | None = None, flip: tup
                 else:  # OUT
                     rows.append({"OUT": 1, "M": 1} if first else {"OUT": 1}); bias.append(0)
             layers.append(Layer(S6 if first else S7, S7, rows, bias))
-        ident = {u: {u: 1} for u in S9}
-        layers.append(Layer(S7, S9, [ident[u] if u not in ("E1", "E2", "E3") else {"X": 1, "O": -1} for u in S9],
-                            [{"E1": 1, "E2": 0, "E3": -1}.get(u, 0) for u in S9]))
+        E = ("E1", "E2", "E3", "E4") if robust else ("E1", "E2", "E3")
+        Eb = dict(zip(E, (2, 1, -1, -2) if robust else (1, 0, -1)))
+        Ec = dict(zip(E, (1, -1, -1, 1) if robust else (1, -2, 1)))  # e = sum_E Ec[E] E
+        SM = ["X", "Z", "T1", "T2", *E, "Y", "OUT"]
+        layers.append(Layer(S7, SM, [{u: 1} if u not in E else {"X": 1, "O": -1} for u in SM],
+                            [Eb.get(u, 0) for u in SM]))
         cp = 1 << beta
-        layers.append(Layer(S9, S6, [{"X": 1}, {"Z": 1}, {"T1": 1}, {"T2": 1}, {"OUT": 1},
-                                     {"Y": 1, "E1": cp, "E2": -2 * cp, "E3": cp}], [0, 0, 0, 0, 0, -cp]))
+        layers.append(Layer(SM, S6, [{"X": 1}, {"Z": 1}, {"T1": 1}, {"T2": 1}, {"OUT": 1},
+                                     {"Y": 1, **{u: cp * c for u, c in Ec.items()}}], [0, 0, 0, 0, 0, -cp]))
     layers.append(Layer(S6, ["y"], [{"OUT": 1, "M": 1}], [0], relu=False))
-    return BitNet(layers, N, K, B, omega, beta, m)
+    return BitNet(layers, N, K, B, omega, beta, m, robust)
 
 
 def forward_dense(net: BitNet, xs) -> list:
@@ -190,11 +201,20 @@ def _relu(a):
     return np.where(a > 0, a, 0).astype(a.dtype, copy=False)
 
 
-def _stage_one(net: BitNet, xs: np.ndarray):
-    """L1-L2 exactly: point units X (int64) and the payload units per distinct step count J."""
+def _decide(a, b, xs, r, failed):
+    """relu of the affine forms a + b x on [x_c - r, x_c + r]: kept where certainly >= 0, zero where
+    certainly <= 0, else the point is marked undecided (``failed``)."""
+    mid, spread = a + b * xs, np.abs(b) * r
+    keep, zero = mid - spread >= 0, mid + spread <= 0
+    failed |= ~(keep | zero)
+    return np.where(keep, a, 0), np.where(keep, b, 0)
+
+
+def _stage_one(net: BitNet, xs: np.ndarray, r: int, failed: np.ndarray):
+    """L1-L2 exactly on [x - r, x + r]: the forms of X (int64) and the payload units per distinct step count J."""
     L1, L2 = net.layers[0], net.layers[1]
     bias1 = np.array(L1.bias, dtype=np.int64)
-    if any(r != {"x": 1} for r in L1.rows) or abs(xs).max(initial=0) >= 1 << 40:
+    if any(row != {"x": 1} for row in L1.rows) or abs(xs).max(initial=0) >= 1 << 40:
         raise ValueError("L1 is not the step layer this evaluator reads")
     nb = (len(L1.outputs) - 1) // 2
 
@@ -210,17 +230,19 @@ def _stage_one(net: BitNet, xs: np.ndarray):
             or L2.bias[0] != 0 or abs(xa).max(initial=0) >= 1 << 41):
         raise ValueError("L2 is not the payload layer this evaluator reads")
     # the steps relu(x - t_j) - relu(x - t_j - 1) without an N x B matrix: with t strictly increasing
-    # (checked), x - 1 >= t_{J-1} and x <= t_J (checked) give step_j = 1 for j < J and 0 for j >= J.
+    # (checked), x - r - 1 >= t_{J-1} and x + r <= t_J (checked per point) give step_j = 1 for j < J and
+    # 0 for j >= J on the whole interval; h0 = x + bias_0 >= 0 there (checked).
     t = -bias1[1::2]
-    if np.any(bias1[2::2] != bias1[1::2] - 1) or np.any(np.diff(t) <= 0) or L1.bias[0] > -xs.min(initial=0):
+    if np.any(bias1[2::2] != bias1[1::2] - 1) or np.any(np.diff(t) <= 0):
         raise ValueError("L1's thresholds are not strictly increasing steps")
     J = np.searchsorted(t, xs, side="left")  # number of t_j < x
-    if nb and (np.any((J > 0) & (xs - 1 < t[np.maximum(J - 1, 0)]))
-               or np.any((J < nb) & (xs > t[np.minimum(J, nb - 1)]))):
-        raise ValueError("a point lies strictly between t_j and t_j + 1")  # pragma: no cover - integers
-    h0 = xs + bias1[0]  # >= 0 (checked above: x >= x_min)
+    if nb:
+        failed |= (J > 0) & (xs - r - 1 < t[np.maximum(J - 1, 0)])
+        failed |= (J < nb) & (xs + r > t[np.minimum(J, nb - 1)])
+    failed |= xs - r + bias1[0] < 0
     xcum = np.concatenate([[0], np.cumsum(xa)])
-    X = np.maximum(L2.rows[0].get("h0", 0) * h0 + xcum[J], 0)  # |.| < 2^62
+    c0 = L2.rows[0].get("h0", 0)
+    X = _decide(c0 * bias1[0] + xcum[J], np.full(xs.size, c0, dtype=np.int64), xs, r, failed)
     prefix = np.cumsum(np.array([0] + ca, dtype=object))  # sum_{j <= J} c_j
     uniq, inv = np.unique(J, return_inverse=True)
     state = {}
@@ -229,24 +251,22 @@ def _stage_one(net: BitNet, xs: np.ndarray):
     return X, state, inv, len(uniq)
 
 
-def evaluate(net: BitNet, ids) -> np.ndarray:
-    """The network's output on every id, exactly (see the module docstring)."""
-    xs = np.asarray(ids, dtype=np.int64)
-    X, block, inv, nb = _stage_one(net, xs)
-    point = {"X": X, "OUT": np.zeros(xs.size, dtype=np.int64), "M": np.zeros(xs.size, dtype=np.int64)}
+def evaluate_forms(net: BitNet, centers, radius: int = 0):
+    """(a, b, undecided): on [c - radius, c + radius] the output is a + b x exactly where not undecided
+    (every relu's sign certain on the interval, so the network is affine there)."""
+    xs = np.asarray(centers, dtype=np.int64)
+    failed = np.zeros(xs.size, dtype=bool)
+    X, block, inv, nb = _stage_one(net, xs, int(radius), failed)
+    zero = (np.zeros(xs.size, dtype=np.int64), np.zeros(xs.size, dtype=np.int64))
+    point = {"X": X, "OUT": zero, "M": zero}
     small = {}
 
-    def value(u, as_point):
-        if u in point:
-            return point[u]
-        a = block[u]
-        if not as_point:
-            return a
+    def gathered(u):
         if u not in small:
-            if any(abs(v) >= INT64_SAFE for v in a):
+            if any(abs(v) >= INT64_SAFE for v in block[u]):
                 raise ValueError(f"unit {u} is too large to meet a point unit")
-            small[u] = np.array(a.tolist(), dtype=np.int64)
-        return small[u][inv]
+            small[u] = np.array(block[u].tolist(), dtype=np.int64)[inv]
+        return small[u]
 
     for L in net.layers[2:]:
         new_point, new_block, combos = {}, {}, {}
@@ -264,11 +284,22 @@ def evaluate(net: BitNet, ids) -> np.ndarray:
                 new_block[u] = _relu(acc) if L.relu else acc
             else:
                 if row == {u: 1} and b == 0 and u in point and L.relu:
-                    new_point[u] = point[u]  # relu(v) = v for a relu output v >= 0
+                    new_point[u] = point[u]  # relu(v) = v for a relu output, certainly >= 0
                     continue
-                acc = np.full(xs.size, b, dtype=np.int64)
+                fa, fb = np.full(xs.size, b, dtype=np.int64), np.zeros(xs.size, dtype=np.int64)
                 for s, c in row.items():
-                    acc = acc + c * value(s, True)
-                new_point[u] = np.maximum(acc, 0) if L.relu else acc
+                    if s in point:
+                        fa, fb = fa + c * point[s][0], fb + c * point[s][1]
+                    else:
+                        fa = fa + c * gathered(s)
+                new_point[u] = _decide(fa, fb, xs, radius, failed) if L.relu else (fa, fb)
         point, block, small = new_point, new_block, {}
-    return point["y"]
+    return point["y"][0], point["y"][1], failed
+
+
+def evaluate(net: BitNet, ids) -> np.ndarray:
+    """The network's output on every (integer) id, exactly."""
+    a, b, failed = evaluate_forms(net, ids, 0)
+    if failed.any():  # pragma: no cover - radius 0: every sign is decided
+        raise ValueError("undecided relu at radius 0")
+    return a + b * np.asarray(ids, dtype=np.int64)
