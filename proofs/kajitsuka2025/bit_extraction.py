@@ -107,14 +107,14 @@ def build_bit_extraction(ids, labels, *, C: int, K: int | None = None, flip: tup
     """The network for distinct integer ``ids`` with ``labels`` in [0, C).
     ``flip=(block, bit)`` xors one payload bit (a corrupted network, for controls).
     ``robust``: ids at least 3 apart; the network is constant (= the label) on
-    [id - 1, id + 1]: thresholds at last + 1, offsets shifted by 2, and
+    [id - 1, id + 1]: thresholds at last + 1, offsets shifted by 3, and
     plateau match units e = E1 - E2 - E3 + E4 (1 on |X - O| <= 1, 0 on >= 2)."""
     ids, labels = np.asarray(ids, dtype=np.int64), np.asarray(labels, dtype=np.int64)
     order = np.argsort(ids, kind="stable")
     xs, ys = ids[order], labels[order]
     N = xs.size
     beta = max(1, int(C - 1).bit_length())
-    shift = 2 if robust else 0
+    shift = 3 if robust else 0  # robust: padding records (offset 0) stay >= 3 from every real offset
     if robust and np.any(np.diff(xs) < 3):
         raise ValueError("the robust network needs ids at least 3 apart")
     if K is None:
