@@ -70,7 +70,8 @@ OPTIONS = InstanceOptions(
 PAPER = register_paper(
     "kajitsuka2025",
     title="On the Optimal Memorization Capacity of Transformers",
-    citation="Kajitsuka, Sato, ICLR 2025, arXiv:2409.17677",
+    citation="Kajitsuka, Sato, ICLR 2025, arXiv:2409.17677; a reconstruction of the abstract's claim: "
+             "the constructions and constants are ours",
     catalogue=CATALOGUE,
     instance_options=OPTIONS,
     not_checkable=NOT_CHECKABLE,

@@ -78,7 +78,7 @@ def build_ffn(ids, labels, C: int, **kw):
     return build_bit_extraction(ids, labels, C=C, **kw)
 
 
-@statement("ks_ffn_memorization", N=200, C=3, ids_only=True, margin="parameter budget slack (budget - P; none: 0)",
+@statement("ks_ffn_memorization", N=200, C=3, ids_only=True, margin="budget - P (only with a budget)",
            measure="parameters P")
 def check_ks_ffn_memorization(instance, *, prec: int = 128, seed: int = 0, budget: int | None = None,
                               flip: tuple | None = None, **options) -> Evidence:
@@ -125,7 +125,7 @@ def check_ks_ffn_memorization(instance, *, prec: int = 128, seed: int = 0, budge
         reason = f"the network misses {wrong.size} ids, e.g. {certs[0]}"
     return conclude("ks_ffn_memorization", decision, claimed=claim + (f"; P <= {budget}" if budget is not None else ""),
                     measured=measured, hypotheses=[hyp], certified=True, method="exact integers", certificates=certs,
-                    margin=float(budget - P) if budget is not None else 0.0, reason=reason,
+                    margin=float(budget - P) if budget is not None else None, reason=reason,
                     trail=[Step("sort the ids, blocks of K, one payload integer per block (ours)",
                                 "Vardi et al. bit extraction [R2]", {"K": net.K, "B": net.B}),
                            Step("L1-L2: steps find the block, its base and payload; per bit: top bit of Z; "
