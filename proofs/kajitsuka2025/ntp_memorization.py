@@ -60,23 +60,29 @@ from verifier.statements.registry import negative_control, statement
 from .bit_extraction import build_bit_extraction, evaluate_forms, formula_count, parameter_count
 from .contextual_mapping import _g_ball, build_projection, token_separation
 
-__all__ = ["check_ks_ntp_memorization", "sequence_keys"]
+__all__ = ["check_ks_ntp_memorization", "sequence_keys", "memorize"]
 
 CLAIM = "a one-layer Transformer with O~(sqrt N) parameters (beyond V d + n) memorizes every next-token label"
+CLAIM_S2S = "a one-layer Transformer with O~(sqrt(nN)) parameters (beyond V d + n) memorizes every token's label"
 MAX_ID = 1 << 39
 
 
-def sequence_keys(inst, *, positions: bool = True, seed: int = 0):
-    """(w, p-map, {(p_last, sorted p multiset): set of labels}, lambda)."""
+def sequence_keys(inst, *, positions: bool = True, seed: int = 0, s2s: bool = False):
+    """(w, p-map, {(p_query, sorted p multiset): set of labels}, lambda); the query is the last
+    position (next token) or, with ``s2s``, every position (its token label)."""
     seqs = inst.sequences.tolist()
     pairs = sorted({(t, k if positions else 0) for row in seqs for k, t in enumerate(row)})
     rows = np.array([list(inst.embeddings[t]) + ([k + 1] if positions else []) for t, k in pairs], dtype=np.int64)
     w = build_projection(rows, seed)
     p = {pk: int(np.dot(r.astype(object), np.array(w, dtype=object))) for pk, r in zip(pairs, rows)}
     keys = {}
-    for row, y in zip(seqs, inst.labels.tolist()):
+    labels = inst.token_labels.tolist() if s2s else [[None] * (len(r) - 1) + [y] for r, y in
+                                                     zip(seqs, inst.labels.tolist())]
+    for row, ys in zip(seqs, labels):
         ps = [p[(t, k if positions else 0)] for k, t in enumerate(row)]
-        keys.setdefault((ps[-1], tuple(sorted(ps))), set()).add(int(y))
+        for k, y in enumerate(ys):
+            if y is not None:
+                keys.setdefault((ps[k], tuple(sorted(ps))), set()).add(int(y))
     pmax = max(abs(v) for v in p.values())
     return w, p, keys, fmpq(1, pmax * pmax)
 
@@ -101,37 +107,52 @@ def _ids(keys, lam):
            measure="parameters P")
 def check_ks_ntp_memorization(instance, *, prec: int = 128, seed: int = 0, positions: bool = True,
                               budget: int | None = None, **options) -> Evidence:
-    inst = instance
-    hyps, sep = token_separation(inst)
+    return memorize(instance, "ks_ntp_memorization", s2s=False, prec=prec, seed=seed, positions=positions,
+                    budget=budget)
+
+
+def _label_hypothesis(inst, s2s: bool) -> Hypothesis:
     dup = {}
-    for row, y in zip(map(tuple, inst.sequences.tolist()), inst.labels.tolist()):
-        dup.setdefault(row, set()).add(int(y))
+    labels = inst.token_labels.tolist() if s2s else inst.labels.tolist()
+    for row, y in zip(map(tuple, inst.sequences.tolist()), labels):
+        dup.setdefault(row, set()).add(tuple(y) if s2s else int(y))
     clash = next((r for r, ys in dup.items() if len(ys) > 1), None)
-    hyps.append(Hypothesis("no sequence carries two labels", "refuted" if clash else "certified",
-                           f"sequence {list(clash)} has labels {sorted(dup[clash])}" if clash
-                           else f"{len(dup)} distinct sequences"))
+    what = "sequence's tokens carry" if s2s else "sequence carries"
+    return Hypothesis(f"no {what} two labels", "refuted" if clash else "certified",
+                      f"sequence {list(clash)} has labels {sorted(dup[clash])}" if clash
+                      else f"{len(dup)} distinct sequences")
+
+
+def memorize(inst, sid: str, *, s2s: bool, prec: int, seed: int, positions: bool, budget) -> Evidence:
+    """The shared pipeline: IDs at the last position (next token) or at every position (s2s)."""
+    claim = CLAIM_S2S if s2s else CLAIM
+    hyps, sep = token_separation(inst)
+    if s2s and inst.token_labels is None:
+        hyps.append(Hypothesis("token labels given", "refuted", "the data has no 'token_labels' (N, n)"))
+    else:
+        hyps.append(_label_hypothesis(inst, s2s))
     if any(h.status == "refuted" for h in hyps):
-        return conclude("ks_ntp_memorization", Decision.UNDECIDED, claimed=CLAIM, measured=sep, hypotheses=hyps)
-    w, p, keys, lam = sequence_keys(inst, positions=positions, seed=seed)
+        return conclude(sid, Decision.UNDECIDED, claimed=claim, measured=sep, hypotheses=hyps)
+    w, p, keys, lam = sequence_keys(inst, positions=positions, seed=seed, s2s=s2s)
     trail = [Step("tokens (e(t), k+1)" if positions else "tokens e(t) (no positions)", "embedding (ours)", {"w": w}),
              Step("sequence ID = rank-1 softmax attention output at the last position", "contextual mapping [R]",
                   {"lambda": str(lam), "distinct IDs": len(keys)})]
     measured = {**sep, "w": w, "lambda": str(lam), "distinct sequence IDs": len(keys), "positions": positions}
     same = next(((k, ys) for k, ys in keys.items() if len(ys) > 1), None)
     if same:
-        wit = {"last p": same[0][0], "p multiset": list(same[0][1]), "labels": sorted(same[1])}
-        return conclude("ks_ntp_memorization", Decision.FALSE, claimed=CLAIM, measured=measured, hypotheses=hyps,
+        wit = {"query p": same[0][0], "p multiset": list(same[0][1]), "labels": sorted(same[1])}
+        return conclude(sid, Decision.FALSE, claimed=claim, measured=measured, hypotheses=hyps,
                         certified=True, method="exact (identical attention inputs)", certificates=[wit], trail=trail,
-                        reason=f"two sequences with different labels get the same ID exactly: {wit}")
+                        reason=f"two contexts with different labels get the same ID exactly: {wit}")
     decision, (items, s, z, o), bits = with_precision_ladder(lambda b: _ids(keys, lam), prec=prec,
                                                              max_prec=max(prec, 1 << 12))
     if decision is not Decision.TRUE:
-        return conclude("ks_ntp_memorization", Decision.UNDECIDED, claimed=CLAIM, measured=measured, hypotheses=hyps,
+        return conclude(sid, Decision.UNDECIDED, claimed=claim, measured=measured, hypotheses=hyps,
                         method="arb balls", prec_bits=bits, trail=trail,
                         reason=f"sequence IDs not certified apart at {bits} bits: raise --prec")
     o_arr = np.array(o, dtype=np.int64)
     if o_arr.size and (np.abs(o_arr).max() >= MAX_ID or (o_arr.size > 1 and np.diff(o_arr).min() < 3)):
-        return conclude("ks_ntp_memorization", Decision.UNDECIDED, claimed=CLAIM, measured=measured, hypotheses=hyps,
+        return conclude(sid, Decision.UNDECIDED, claimed=claim, measured=measured, hypotheses=hyps,
                         reason="scaled IDs exceed 2^39 or are closer than 3", trail=trail)
     labels = np.array([y for _, y in items], dtype=np.int64)
     C = max(int(inst.C), int(labels.max()) + 1)
@@ -160,7 +181,7 @@ def check_ks_ntp_memorization(instance, *, prec: int = 128, seed: int = 0, posit
                   "fits the budget, not the paper's bound")
     trail.append(Step("z = 2^s (g - g_0) within 1 of an integer o; robust bit-extraction FFN on [o-1, o+1]",
                       "FFN memorizer (ours)", {"K": net.K, "w": net.omega}))
-    return conclude("ks_ntp_memorization", Decision.all(decisions), claimed=CLAIM + (f"; P <= {budget}" if budget
+    return conclude(sid, Decision.all(decisions), claimed=claim + (f"; P <= {budget}" if budget
                     is not None else ""), measured=measured, hypotheses=hyps, certified=True, margin=float(gap.lower()),
                     method="exact rationals + arb balls + exact integers (affine forms)", prec_bits=bits,
                     reason=reason, trail=trail)

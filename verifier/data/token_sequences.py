@@ -12,7 +12,8 @@ no duplicated sequence with conflicting labels, distinct ids) are properties
 of the data that a checker reports as hypotheses-unmet, not bad input.
 
 User files (``--data file.npz|.json``): ``sequences`` (N, n) token ids in
-[0, V), ``labels`` (N,) integers >= 0; optional ``embeddings`` (V, d)
+[0, V), ``labels`` (N,) integers >= 0; optional ``token_labels`` (N, n)
+(sequence-to-sequence labels), ``embeddings`` (V, d)
 integers (default: the generated embedding for V, d and the seed) and
 ``ids`` (N,) integers (default: 0, 4, 8, ...).  Bad input is one line of
 :class:`~verifier.errors.InvalidInstance`.
@@ -44,6 +45,7 @@ class TokenInstance:
     embeddings: np.ndarray  # (V, d) int64
     ids: np.ndarray  # (N,) int64 scalar ids for the FFN memorizer
     C: int
+    token_labels: np.ndarray | None = None  # (N, n) int64 in [0, C): sequence-to-sequence labels
     d_h: int = 1
     kind: str = "random"
     seed: int | None = None
@@ -67,7 +69,8 @@ class TokenInstance:
 
     def fingerprint(self) -> str:
         h = hashlib.sha256()
-        for a in (self.sequences, self.labels, self.embeddings, self.ids):
+        extra = () if self.token_labels is None else (self.token_labels,)
+        for a in (self.sequences, self.labels, self.embeddings, self.ids) + extra:
             h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
         return h.hexdigest()[:16]
 
@@ -122,7 +125,7 @@ def default_embeddings(V: int, d: int, seed: int = 0) -> np.ndarray:
 
 def from_arrays(sequences, labels, *, embeddings=None, ids=None, V: int | None = None, d: int = 2,
                 C: int | None = None, d_h: int = 1, seed: int = 0, kind: str = "user",
-                source: str = "arrays") -> TokenInstance:
+                source: str = "arrays", token_labels=None) -> TokenInstance:
     """Validate the format (shapes, integer entries, ids in range); the data's hypotheses are the checkers'."""
     seqs = _int_array("sequences", sequences, 2)
     lab = _int_array("labels", labels, 1)
@@ -131,8 +134,12 @@ def from_arrays(sequences, labels, *, embeddings=None, ids=None, V: int | None =
         raise InvalidInstance(f"'labels' must have N = {N} entries, got shape {lab.shape}")
     if lab.min() < 0:
         raise InvalidInstance("labels must be integers >= 0")
-    C = int(lab.max()) + 1 if C is None else _positive_int("C", C)
-    if lab.max() >= C:
+    tok = None if token_labels is None else _int_array("token_labels", token_labels, 2)
+    if tok is not None and (tok.shape != seqs.shape or tok.min() < 0):
+        raise InvalidInstance(f"'token_labels' must be integers >= 0 of the sequences' shape {seqs.shape}")
+    top = max(int(lab.max()), -1 if tok is None else int(tok.max()))
+    C = top + 1 if C is None else _positive_int("C", C)
+    if top >= C:
         raise InvalidInstance(f"labels must lie in [0, C) = [0, {C})")
     if embeddings is None:
         V = int(seqs.max()) + 1 if V is None else _positive_int("V", V)
@@ -144,7 +151,8 @@ def from_arrays(sequences, labels, *, embeddings=None, ids=None, V: int | None =
     sid = 4 * np.arange(N, dtype=np.int64) if ids is None else _int_array("ids", ids, 1)
     if sid.shape != (N,):
         raise InvalidInstance(f"'ids' must have N = {N} entries, got shape {sid.shape}")
-    return TokenInstance(_frozen(seqs), _frozen(lab), _frozen(emb), _frozen(sid), C, _positive_int("d_h", d_h),
+    return TokenInstance(_frozen(seqs), _frozen(lab), _frozen(emb), _frozen(sid), C,
+                         None if tok is None else _frozen(tok), _positive_int("d_h", d_h),
                          kind=kind, seed=seed, source=source)
 
 
@@ -172,8 +180,10 @@ def make_token_instance(*, N: int = 8, S: int = 3, V: int = 5, d: int = 2, C: in
     seqs = np.zeros((N, 1), dtype=np.int64) if ids_only else _distinct_rows(rng, N, V, S)
     labels = rng.integers(0, C, size=N)
     ids = rng.choice(4 * N, size=N, replace=False)
+    token_labels = rng.integers(0, C, size=seqs.shape)
     return from_arrays(seqs, labels, embeddings=default_embeddings(V, d, seed), ids=ids, C=C,
-                       d_h=1 if d_h is None else d_h, seed=seed, kind="random", source="generated")
+                       token_labels=token_labels, d_h=1 if d_h is None else d_h, seed=seed, kind="random",
+                       source="generated")
 
 
 def load_token_sequences(path, *, d: int = 2, d_h: int | None = None, seed: int = 0, **_ignored) -> TokenInstance:
@@ -198,7 +208,8 @@ def load_token_sequences(path, *, d: int = 2, d_h: int | None = None, seed: int 
         if name not in arrays:
             raise InvalidInstance(f"{p.name}: missing '{name}' (has: {', '.join(sorted(arrays)) or 'none'})")
     return from_arrays(arrays["sequences"], arrays["labels"], embeddings=arrays.get("embeddings"),
-                       ids=arrays.get("ids"), d=d, C=None, d_h=1 if d_h is None else d_h, seed=seed,
+                       ids=arrays.get("ids"), token_labels=arrays.get("token_labels"), d=d, C=None,
+                       d_h=1 if d_h is None else d_h, seed=seed,
                        kind="user", source=f"file:{p.name}")
 
 
