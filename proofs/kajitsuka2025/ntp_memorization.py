@@ -97,10 +97,12 @@ def _ids(keys, lam):
     gap_lo = min((g.lower() for g in gaps), default=arb(1))
     s = max(0, math.ceil(math.log2(6 / float(gap_lo))) + 1) if gaps else 0
     g0 = items[0][0].mid()
+    if float((items[-1][0] - g0).upper()) * 2.0 ** s >= MAX_ID:  # the int64 FFN evaluator's range
+        return Decision.TRUE, (items, s, None, None)
     z = [arb(2) ** s * (b - g0) for b, _ in items]
     o = [int(round(float(v.mid()))) for v in z]  # any integer: |z - o| <= 1 is certified next
     near = Decision.all(certainly_less_equal(abs(v - k), 1) for v, k in zip(z, o))
-    return near, (items, s, z, o)
+    return (Decision.TRUE if near is Decision.TRUE else Decision.UNDECIDED), (items, s, z, o)
 
 
 @statement("ks_ntp_memorization", N=30, S=4, V=12, d=2, C=3, margin="smallest certified gap between sequence IDs",
@@ -150,10 +152,12 @@ def memorize(inst, sid: str, *, s2s: bool, prec: int, seed: int, positions: bool
         return conclude(sid, Decision.UNDECIDED, claimed=claim, measured=measured, hypotheses=hyps,
                         method="arb balls", prec_bits=bits, trail=trail,
                         reason=f"sequence IDs not certified apart at {bits} bits: raise --prec")
+    if o is None or (len(o) > 1 and np.diff(np.array(o, dtype=np.int64)).min() < 3):
+        return conclude(sid, Decision.UNDECIDED, claimed=claim, measured=measured, hypotheses=hyps, trail=trail,
+                        reason=f"the IDs scaled by 2^{s} to gaps >= 6 span 2^39 or more (or are closer than 3): "
+                               "the ID spread / gap ratio is beyond the FFN evaluator's int64 range (scale-invariant: tokens of "
+                               "very different magnitudes)")
     o_arr = np.array(o, dtype=np.int64)
-    if o_arr.size and (np.abs(o_arr).max() >= MAX_ID or (o_arr.size > 1 and np.diff(o_arr).min() < 3)):
-        return conclude(sid, Decision.UNDECIDED, claimed=claim, measured=measured, hypotheses=hyps,
-                        reason="scaled IDs exceed 2^39 or are closer than 3", trail=trail)
     labels = np.array([y for _, y in items], dtype=np.int64)
     C = max(int(inst.C), int(labels.max()) + 1)
     net = build_bit_extraction(o_arr, labels, C=C, robust=True)

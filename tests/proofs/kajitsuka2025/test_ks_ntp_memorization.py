@@ -57,3 +57,14 @@ def test_controls_rejected():
     for c in controls:
         ev, ok = run_control("ks_ntp_memorization", c)
         assert ok, (c.description, ev.verdict, ev.reason)
+
+
+def test_extreme_magnitudes_never_pass_falsely():
+    big = (1 << 39) - 5
+    rng = np.random.default_rng(0)
+    seqs = np.unique(rng.integers(0, 4, (40, 3)), axis=0)
+    E = np.array([[big, -big], [-big, big - 1], [1, -1], [big, big]])
+    inst = from_arrays(seqs, rng.integers(0, 3, len(seqs)), embeddings=E)
+    assert check_ks_ntp_memorization(inst).verdict in ("verified", "inconclusive")
+    scaled = from_arrays(seqs, inst.labels, embeddings=np.array([[3, -1], [-2, 5], [1, -1], [4, 4]]) * 1000)
+    assert check_ks_ntp_memorization(scaled).verdict == "verified"
