@@ -19,9 +19,13 @@ Construction (ours, following the retrieved proof skeleton)
    over the vocabulary (small random w, else w = (1, M, M^2, ..) with
    M = 2 max|x| + 1: balanced base-M digits are unique); its constant
    c^2 = min (w.D)^2 / (|w|^2 |D|^2) over token differences D, exact.
-2. Scale (ours): lambda = ceil(delta_L) / (min|p_t| * min gap of p), delta_L
-   a rational upper bound of 2 ln n + 3, so the logit vectors
-   a_j = lambda p_t p_j meet Lemma 1's hypothesis (entries >= 2 ln n + 3 apart).
+2. Scale (ours): by default lambda = 1 / max p^2 (logits in [-1, 1], well
+   conditioned; Lemma 1's hypothesis is then reported, not needed: it is
+   sufficient only).  ``scale="lemma1"``: lambda = ceil(delta_L) /
+   (min|p_t| * min gap of p), delta_L a rational upper bound of 2 ln n + 3,
+   so the logits a_j = lambda p_t p_j are >= 2 ln n + 3 apart (Lemma 1's
+   hypothesis [R2]); the margin is then astronomically small and may need
+   more than 16384 bits.
 3. W_Q = lambda w^T, W_K = W_V = w^T (s = 1), W_O = kappa e_1,
    kappa = 1/(2R), R = max p - min p: y = x_t + kappa e_1 g with
    g = sum_j p_j softmax(a)_j = boltz(a)/(lambda p_t).
@@ -114,8 +118,11 @@ def build_projection(E: np.ndarray, seed: int = 0) -> list[int]:
     return [M ** k for k in range(d)]
 
 
-def _lemma3_constant(E, w) -> fmpq:
-    """c^2 = min (w.D)^2 / (|w|^2 |D|^2) over the differences D of distinct rows (1 with one row)."""
+def _lemma3_constant(E, w) -> fmpq | None:
+    """c^2 = min (w.D)^2 / (|w|^2 |D|^2) over the differences D of distinct rows (1 with one row;
+    None above 400 rows: quadratic, reported only)."""
+    if len(E) > 400:
+        return None
     ww = sum(v * v for v in w)
     best = None
     for a in range(len(E)):
