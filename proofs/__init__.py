@@ -12,9 +12,11 @@ Papers, in the order the report shows them (``__all__``):
   Transformers" (Mahdavi, Liao, Thrampoulidis, ICLR 2024).
 * ``dana2025``: "Memorization in Attention-only Transformers" (Dana, Pydi,
   Chevaleyre, AISTATS 2025).
+* ``kajitsuka2025``: "On the Optimal Memorization Capacity of Transformers"
+  (Kajitsuka, Sato, ICLR 2025), reconstructed from its abstract.
 
 May import: the engine (``verifier.errors``, ``arith``, ``model``, ``data``,
 ``statements``) and modules of ``proofs``; never ``verifier.report``,
 ``verifier.experiments`` or ``verifier.cli``.
 """
-__all__ = ["mahdavi2024", "dana2025"]
+__all__ = ["mahdavi2024", "dana2025", "kajitsuka2025"]

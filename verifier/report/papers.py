@@ -21,6 +21,14 @@ def later_papers() -> list:
     return list(registry.PAPERS.values())[1:]
 
 
+ORDINALS = ("Second", "Third", "Fourth", "Fifth")
+
+
+def _ordinal(i: int) -> str:
+    """"Second", "Third", ... for the i-th later paper (0-based)."""
+    return ORDINALS[i] if i < len(ORDINALS) else f"{i + 2}th"
+
+
 def _anchor(paper) -> str:
     """The paper's main theorem: the statement most others depend on (its map's left panel)."""
     ids = list(paper.statements)
@@ -78,8 +86,8 @@ def markdown_sections(results: dict) -> str:
     from verifier.report.markdown import _md_statement, results_table_md
 
     out = []
-    for key, e in results.get("papers", {}).items():
-        out += ["", f"## Second paper: {e['title']} ({e['citation']})", "",
+    for i, (key, e) in enumerate(results.get("papers", {}).items()):
+        out += ["", f"## {_ordinal(i)} paper: {e['title']} ({e['citation']})", "",
                 f"![statement map]({e['map']['file']})", "",
                 *results_table_md(results, paper=key)]
         for t in e["tables"].values():
@@ -91,7 +99,7 @@ def markdown_sections(results: dict) -> str:
                     "|" + "---|" * len(t["columns"])]
             out += ["| " + " | ".join(_md_cell(x) for x in row) + " |" for row in t["rows"]]
             out += [""] + [f"- {n}" for n in t.get("notes", [])]
-        out += ["", f"### Statements of the second paper", ""]
+        out += ["", f"### Statements of the {_ordinal(i).lower()} paper", ""]
         for sid in e["statements"]:
             out += _md_statement(results["statements"][sid])
     return "\n".join(out) + ("\n" if out else "")
@@ -101,9 +109,9 @@ def html_sections(results: dict, pngs: dict) -> str:
     from verifier.report.html import _e, _html_statement, results_table_html
 
     out = []
-    for key, e in results.get("papers", {}).items():
+    for i, (key, e) in enumerate(results.get("papers", {}).items()):
         m = e["map"]
-        out += [f"<h2 id='paper-{key}'>Second paper: {html.escape(e['title'])} ({html.escape(e['citation'])})</h2>",
+        out += [f"<h2 id='paper-{key}'>{_ordinal(i)} paper: {html.escape(e['title'])} ({html.escape(e['citation'])})</h2>",
                 f'<figure id="figure-{m["name"]}"><img id="img-{m["name"]}" alt="statement map" '
                 f'src="data:image/png;base64,{pngs.get(m["name"], "")}"><figcaption>Statement map of the second '
                 "paper (colours: verdicts in this run; hatched: no checker).</figcaption></figure>",
@@ -117,7 +125,7 @@ def html_sections(results: dict, pngs: dict) -> str:
                        + "".join("<tr>" + "".join(f"<td>{_e(x)}</td>" for x in row) + "</tr>" for row in t["rows"])
                        + "</table><ul>" + "".join(f"<li class='note'>{html.escape(n)}</li>" for n in t.get("notes", []))
                        + "</ul>")
-        out.append("<h3>Statements of the second paper</h3>")
+        out.append(f"<h3>Statements of the {_ordinal(i).lower()} paper</h3>")
         out += [_html_statement(results["statements"][sid]) for sid in e["statements"]]
     return "\n".join(out)
 
