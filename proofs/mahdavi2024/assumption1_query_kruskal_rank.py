@@ -58,6 +58,7 @@ from flint import arb, arb_mat
 from verifier.arith.compare import Decision
 from verifier.arith.kruskal import KruskalRank, kruskal_rank_at_least
 from verifier.arith.robustness import subset_robustness
+from verifier.arith.robustness_screen import float_ball_of_rationals
 from verifier.data.instances import make_instance
 from verifier.statements.at_precision import at_data_precision
 from verifier.statements.evidence import Evidence, Step, conclude
@@ -81,13 +82,13 @@ def kruskal_robustness(V, k: int, res: KruskalRank, *, precision, arrays: tuple[
     m, d = V.shape
     if res.at_least(k) is Decision.FALSE or not 1 <= k <= min(m, d):
         return None
-    rows_ball = None
-    if V.dtype == object:  # exact rationals: screen their floats, certify the rationals' balls
+    rows_ball = rad = None
+    if V.dtype == object:  # exact rationals: screen their float ball, certify the rationals' balls
         rows_ball = lambda idx: arb_mat([[arb(x) for x in V[i]] for i in idx])  # noqa: E731
-        V = np.array([[float(x) for x in row] for row in V])
+        V, rad = float_ball_of_rationals(V)
     return subset_robustness(V, k, tolerance=precision.tolerance((k, d), *arrays),
                              exhaustive_limit=exhaustive_limit, samples=samples, seed=seed, prec=prec,
-                             what=what, rows_ball=rows_ball)
+                             what=what, rows_ball=rows_ball, rad=rad)
 
 
 def kruskal_at_least_evidence(statement_id: str, V, k: int, res: KruskalRank, *, instance, what: str,
