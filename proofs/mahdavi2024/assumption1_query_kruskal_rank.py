@@ -17,9 +17,10 @@ tested in exact arithmetic (rank modulo two primes, flint ``fmpq`` for the
 undecided) when C(T, n) <= ``exhaustive_limit``; otherwise the paper's test
 runs -- ``samples`` random n-subsets (5000 in Sec. 5.1) -- as evidence only.
 
-Robustness (:func:`verifier.arith.robustness.subset_robustness`): the
-n-subset with the smallest relative singular value among those examined (a
-float64 screen), with certified bounds on it.
+Robustness (:func:`verifier.arith.robustness.subset_robustness`): certified
+bounds on the smallest relative singular value over the n-subsets examined
+(all of them when exhausted): each is ruled out by a rigorous float64 bound
+or certified in balls, never represented by another.
 
 Checks
 ------

@@ -21,9 +21,10 @@ A rank-deficient context yields an exact null combination c != 0 with
 c^T E^(t) = sum_i c_i (token i) = 0 (:func:`verifier.arith.exact.exact_nullspace`),
 re-checked here.
 
-Robustness (:func:`verifier.arith.robustness.stack_robustness`): the context
-with the smallest relative singular value (tokens scaled to unit length;
-a float64 screen of every distinct context), with certified bounds.
+Robustness (:func:`verifier.arith.robustness.stack_robustness`): certified
+bounds on the smallest relative singular value over every distinct context
+(tokens scaled to unit length): each context is ruled out by a rigorous
+float64 bound or certified in balls, never represented by another.
 
 Checks
 ------
