@@ -207,7 +207,7 @@ def _conclude(tally: _Tally, matrix_of, name_of, screened: int, population, prec
     uncertified), ``upper`` the smallest certified upper bound."""
     order = [tally.worst] + [c for c in tally.candidates if c[1] != tally.worst[1]]
     done, pending = [], tally.pending
-    for est, key in order[: max(1, tally.limit)]:
+    for est, key in order:  # the smallest estimate and at most ``limit`` candidates
         lo, hi = relative_sigma_bounds(matrix_of(key), prec=prec)
         done.append((hi, lo, est, key))
         pending -= any(key == c[1] for c in tally.candidates)

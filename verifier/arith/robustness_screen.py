@@ -79,14 +79,17 @@ __all__ = ["rho_screen", "scaled_unit_rows", "float_ball_of_rationals"]
 _TINY = 2.0 ** -800  # below this a lower bound is replaced by 0 (no intermediate underflow)
 _SUB = 2.0 ** -1074  # the smallest subnormal: a rounding in the subnormal range moves by at most half of it
 _SHIFT = 63 / 64  # c = (63/64) s_k^2
+_FOUR_U = 4 * 2.0**-53
 
 
 def float_ball_of_rationals(V) -> tuple[np.ndarray, np.ndarray]:
     """(mid, rad) with ``|x - mid| <= rad`` for an object array of exact
     rationals (fmpq, Fraction, int): ``mid`` the correctly rounded float
-    (Python's integer true division), ``rad = u/(1-u) |mid| + 2^-1074``
-    rounded up; an entry beyond the float range gets ``mid = inf`` (its
-    matrices are left to Arb)."""
+    (Python's integer true division, error <= u |x| <= u/(1-u) |mid| in the
+    normal range, <= 2^-1075 below it) and ``rad = fl(fl(4u |mid|) +
+    2^-1074)``: even rounded down twice, 4u (1-u)^2 |mid| >= u/(1-u) |mid|,
+    and rounding is monotone, so ``rad >= 2^-1074`` always.  An entry beyond
+    the float range gets ``mid = inf`` (its matrices are left to Arb)."""
     V = np.asarray(V, dtype=object)
     mid = np.empty(V.shape, dtype=np.float64)
     flat = mid.reshape(-1)
@@ -96,9 +99,8 @@ def float_ball_of_rationals(V) -> tuple[np.ndarray, np.ndarray]:
             flat[i] = p / q
         except OverflowError:
             flat[i] = np.inf
-    b = get_backend("numpy")
-    with np.errstate(invalid="ignore", over="ignore"):
-        rad = up_scale(b, np.abs(mid), U / (1 - U), Fraction(_SUB) + SLACK)
+    with np.errstate(invalid="ignore", over="ignore"):  # no absolute slack of 2^-500: entries may be 1e-300
+        rad = np.abs(mid) * _FOUR_U + _SUB  # >= u/(1-u) |mid| (normal) and >= 2^-1075 (subnormal), rounded
     return mid, rad
 
 

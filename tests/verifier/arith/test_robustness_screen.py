@@ -172,3 +172,34 @@ def test_pairs_straddling_the_tolerance_within_a_few_u(seed):
             assert rho_mp(stack[rob.index[0]]) <= tol
         if any(rho_mp(A) <= tol for A in stack):
             assert rob.decision is not Decision.TRUE  # a bad one is never passed
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([1, 10**30, 2**1000, 2**1060]))
+def test_the_bound_with_a_ball_is_below_the_rationals_rho(seed, den):
+    """Rationals (fmpq) screened through their float ball: the bound is about
+    the rationals, not their roundings (rows dependent up to ~1/den)."""
+    from flint import fmpq
+
+    rng = np.random.default_rng(seed)
+    ints = rng.integers(-10**6, 10**6, size=(3, 4))
+    rows = [[fmpq(int(x), den) for x in r] for r in ints]
+    rows[2] = [a + b + (fmpq(1, 3 * den * 10**6) if j == 0 else 0) for j, (a, b) in enumerate(zip(rows[0], rows[1]))]
+    V = np.array(rows, dtype=object)
+    mid, rad = float_ball_of_rationals(V)
+    _, lo = rho_screen(mid[None], rad[None])
+    exact = [[Fraction(int(x.p), int(x.q)) for x in r] for r in rows]
+    assert 0 <= lo[0] <= rho_mp(exact)
+
+
+def test_a_true_robustness_over_a_sample_is_not_holds():
+    from verifier.data.precision import input_precision
+    from verifier.statements.at_precision import at_data_precision
+
+    V = np.random.default_rng(4).standard_normal((40, 8))
+    rob = subset_robustness(V, 6, tolerance=8 * 2 * U, exhaustive_limit=10, samples=50)
+    assert rob.decision is Decision.TRUE and not rob.covers_population
+    p = input_precision({"queries": V})
+    assert at_data_precision(Decision.TRUE, rob, p, "queries").decision is Decision.UNDECIDED
+    full = subset_robustness(V[:9], 6, tolerance=8 * 2 * U)
+    assert full.covers_population and at_data_precision(Decision.TRUE, full, p, "queries").decision is Decision.TRUE
