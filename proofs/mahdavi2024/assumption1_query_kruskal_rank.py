@@ -19,9 +19,10 @@ tested in exact arithmetic (rank modulo two primes, flint ``fmpq`` for the
 undecided) when C(T, n) <= ``exhaustive_limit``; otherwise the paper's test
 runs -- ``samples`` random n-subsets (5000 in Sec. 5.1) -- as evidence only.
 
-Robustness (:func:`verifier.arith.robustness.subset_robustness`): the
-n-subset with the smallest relative singular value among those examined (a
-float64 screen), with certified bounds on it.
+Robustness (:func:`verifier.arith.robustness.subset_robustness`): certified
+bounds on the smallest relative singular value over the n-subsets examined
+(all of them when exhausted): each is ruled out by a rigorous float64 bound
+or certified in balls, never represented by another.
 
 Checks
 ------
@@ -61,6 +62,7 @@ from flint import arb, arb_mat
 from verifier.arith.compare import Decision, workprec
 from verifier.arith.kruskal import KruskalRank, kruskal_rank_at_least
 from verifier.arith.robustness import subset_robustness
+from verifier.arith.robustness_screen import float_ball_of_rationals
 from verifier.data.instances import make_instance
 from verifier.statements.at_precision import at_data_precision
 from verifier.statements.evidence import Evidence, Step, conclude
@@ -84,33 +86,15 @@ def kruskal_robustness(V, k: int, res: KruskalRank, *, precision, arrays: tuple[
     m, d = V.shape
     if res.at_least(k) is Decision.FALSE or not 1 <= k <= min(m, d):
         return None
-    rows_ball = None
-    if V.dtype == object:  # exact rationals: screen their floats, certify the rationals' balls
+    rows_ball = rad = None
+    if V.dtype == object:  # exact rationals: screen their float ball, certify the rationals' balls
         def rows_ball(idx, exact=V):  # each rational rounded at prec bits, not at the default 53
             with workprec(prec):
                 return arb_mat([[arb(x) for x in exact[i]] for i in idx])
-        V = np.array([[float(x) for x in row] for row in V])
-    rob = subset_robustness(V, k, tolerance=precision.tolerance((k, d), *arrays),
-                            exhaustive_limit=exhaustive_limit, samples=samples, seed=seed, prec=prec,
-                            what=what, rows_ball=rows_ball)
-    return screened_below_float64(rob, precision.unit_roundoff(*arrays), (k, d)) if rows_ball else rob
-
-
-def screened_below_float64(rob, unit_roundoff: float, shape: tuple[int, int]):
-    """The worst matrix was chosen by a float64 screen of a copy that rounds
-    the values given, at a precision finer than float64's (long double:
-    2^-64).  The screen's error, about ``16 max(k, m) 2^-53`` (rounding the
-    entries moves rho by about 4 sqrt(k) 2^-53, the SVD by max(k, m) 2^-53),
-    is then far above the tolerance: a matrix it ranked above the certified
-    one may have rho below the tolerance.  TRUE stands only when the
-    screen's value minus that error is above the tolerance too; otherwise
-    UNDECIDED (a FALSE, certified on the given values' balls, stands)."""
-    if unit_roundoff == 0.0 or unit_roundoff >= 2.0**-53 or rob.decision is not Decision.TRUE:
-        return rob
-    error = 16.0 * max(shape) * 2.0**-53
-    if rob.float_estimate - error > rob.tolerance:
-        return rob
-    return replace(rob, decision=Decision.UNDECIDED)
+        V, rad = float_ball_of_rationals(V)
+    return subset_robustness(V, k, tolerance=precision.tolerance((k, d), *arrays),
+                             exhaustive_limit=exhaustive_limit, samples=samples, seed=seed, prec=prec,
+                             what=what, rows_ball=rows_ball, rad=rad)
 
 
 def kruskal_at_least_evidence(statement_id: str, V, k: int, res: KruskalRank, *, instance, what: str,

@@ -22,10 +22,11 @@ A rank-deficient context yields an exact null combination c != 0 with
 c^T E^(t) = sum_i c_i (token i) = 0 (:func:`verifier.arith.exact.exact_nullspace`),
 re-checked here.
 
-Robustness (:func:`verifier.arith.robustness.stack_robustness`): the context
-with the smallest relative singular value (tokens scaled to unit length;
-a float64 screen of every distinct context), with certified bounds (on
-balls around the given values where float64 rounds them).
+Robustness (:func:`verifier.arith.robustness.stack_robustness`): certified
+bounds on the smallest relative singular value over every distinct context
+(tokens scaled to unit length): each context is ruled out by a rigorous
+float64 bound or certified in balls, never represented by another (on balls
+around the given values where float64 rounds them).
 
 Checks
 ------
@@ -64,13 +65,13 @@ from flint import arb, arb_mat
 from verifier.arith.compare import Decision, Enclosure, LowerBound, UpperBound, certainly_less, workprec
 from verifier.arith.exact import exact_matvec_is_zero, exact_nullspace, exact_rank
 from verifier.arith.rank import certify_rank_lower_bound
-from verifier.arith.robustness import relative_sigma_bounds, stack_robustness
+from verifier.arith.robustness import stack_robustness
+from verifier.arith.robustness_screen import float_ball_of_rationals
 from verifier.data.instances import from_arrays, make_instance
 from verifier.statements.at_precision import at_data_precision
 from verifier.statements.evidence import Evidence, Step, conclude
 from verifier.statements.registry import negative_control, statement
 
-from .assumption1_query_kruskal_rank import screened_below_float64
 
 EXACT_ENTRIES = 1000  # n d at most this: exact rank (about 1 ms at 10 x 20)
 FALLBACK_ENTRIES = 6000  # exact rank after an undecided ball test (about 0.1 s at 40 x 150)
@@ -115,14 +116,11 @@ def context_rank_certificate(E: np.ndarray, t: int, *, prec: int, exact_entries:
                             "claim": f"sum_i c_i E^({t})_i = 0 exactly (re-checked): rank E^({t}) = {rank} < {n}"}
 
 
-def given_robustness(rob, exact: np.ndarray, *, prec: int):
-    """``rob`` re-certified on balls around the exact rationals ``exact``
-    (the screen's float64 copy rounds them)."""
+def given_ball(exact: np.ndarray, *, prec: int):
+    """The ``arb_mat`` of the exact rationals ``exact`` (a context whose
+    float64 copy rounds them), each rounded at ``prec`` bits."""
     with workprec(prec):
-        A = arb_mat([[arb(x) for x in row] for row in exact])
-    lo, hi = relative_sigma_bounds(A, prec=prec)
-    decision = certainly_less(rob.tolerance, Enclosure(LowerBound(arb(lo)), UpperBound(arb(hi))))
-    return replace(rob, lower=lo, upper=hi, decision=decision)
+        return arb_mat([[arb(x) for x in row] for row in exact])
 
 
 @statement("assumption2", reads_given=True)
@@ -168,12 +166,12 @@ def check_assumption2(instance, *, prec: int = 128, seed: int = 0, exact_entries
     rob = None
     if decision is not Decision.FALSE:
         firsts = list(groups)
-        rob = stack_robustness(np.asarray(instance.contexts)[firsts],
-                               tolerance=instance.precision.tolerance((n, d), "contexts"),
-                               prec=prec, labels=firsts, what="context")
-        if E.dtype == object:  # the float64 screen chose; certify the given values' balls
-            rob = screened_below_float64(given_robustness(rob, E[rob.index[0]], prec=prec),
-                                         instance.precision.unit_roundoff("contexts"), (n, d))
+        stack, rad, ball = np.asarray(instance.contexts)[firsts], None, None
+        if E.dtype == object:  # screen the given values' float ball, certify their balls
+            stack, rad = float_ball_of_rationals(E[firsts])
+            ball = lambda j: given_ball(E[firsts[j]], prec=prec)  # noqa: E731
+        rob = stack_robustness(stack, tolerance=instance.precision.tolerance((n, d), "contexts"),
+                               prec=prec, labels=firsts, what="context", rad=rad, matrix_ball=ball)
         certs.append({"kind": "robustness: certified relative sigma_min of the worst context",
                       **rob.to_dict()})
     outcome = at_data_precision(decision, rob, instance.precision, "contexts")

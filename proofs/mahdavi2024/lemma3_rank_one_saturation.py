@@ -77,6 +77,8 @@ def build_saturation_vectors(queries, J, rng: np.random.Generator) -> tuple[np.n
     v = rng.standard_normal(d)
     if J:
         QJ = queries[J].T  # d x |J|
+        top = np.max(np.abs(QJ), axis=0)
+        QJ = QJ / np.where(top > 0, top, 1.0)  # each query's largest entry 1: same span, no 1e-170 vs 1 scales
         U, s, _ = np.linalg.svd(QJ, full_matrices=False)
         if len(J) > d or s[-1] <= 1e-12 * s[0]:  # relative: the statements are scale-invariant
             raise ConstructionFailed("Lemma 3", "the queries in J are dependent: |J| >= their Kruskal rank")

@@ -67,7 +67,8 @@ import numpy as np
 from flint import arb, fmpq
 
 from verifier.arith.balls import ball_max, to_arb_mat
-from verifier.arith.exact import to_fmpq, to_fmpq_mat
+from verifier.arith.exact import exact_rank, to_fmpq, to_fmpq_mat
+from verifier.arith.robustness import subset_robustness
 from verifier.arith.compare import (
     Decision,
     certainly_less_equal,
@@ -77,7 +78,7 @@ from verifier.arith.compare import (
     workprec,
 )
 from verifier.data.instances import make_instance, rng_for
-from verifier.errors import ConstructionFailed, InvalidInstance
+from verifier.errors import ConstructionFailed, InsufficientPrecision, InvalidInstance
 from verifier.model import mha as model
 from verifier.model.mha_balls import logits_ball, softmax_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
@@ -214,7 +215,12 @@ def check_lemma4(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3,
     """Lemma 4's bound on every saturated example, c = m c0(eps) for m in ``multipliers``."""
     if not 0 < eps < 2 or bound not in BOUNDS:
         raise InvalidInstance(f"need 0 < eps < 2 (got {eps}) and bound in {sorted(BOUNDS)} (got {bound!r})")
-    st = build_saturation_setting(instance, seed=seed, base=base, base_scale=base_scale)
+    try:
+        st = build_saturation_setting(instance, seed=seed, base=base, base_scale=base_scale)
+    except ConstructionFailed as exc:
+        if exc.step != "Lemma 3":
+            raise
+        return lemma3_unavailable(instance, exc, eps=eps, multipliers=multipliers)
     E, e, n = instance.contexts, np.asarray(instance.queries), instance.n
     rows, gap_status, certs, decisions, worst = [], [], [], [], {}
     for t in st["saturated"] if n > 1 else []:
@@ -223,9 +229,16 @@ def check_lemma4(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3,
             exact = exact_saturation_logits(E[t], e[t], st["W"], st["v"], st["w"])
             istar = max(range(n), key=lambda i: exact[1][i])  # the exact argmax of a
             R, g = saturation_constants_ball(b, ap, istar)
+            if exact[1][istar] == max(exact[1][i] for i in range(n) if i != istar):  # a tie: g = 0 exactly
+                gap_status.append(Decision.FALSE)
+                rows.append({"example": t, "i*": istar, "g": "0 (exact tie)", "checks": []})
+                continue
             gap_status.append(certainly_positive(g))
             c0 = c0_ball(R, g, eps, n)
             c0_up = upper(c0)
+        if not math.isfinite(c0_up) or not float(g.mid()) > 0:  # g > 0 exactly, but its ball reaches 0
+            raise InsufficientPrecision(f"Lemma 4: at {prec} bits the gap g = {g} of example {t} is not "
+                                        "separated from 0, so c0(eps) is unbounded")
         c0_float = saturation_constant(float(R.mid()), float(g.mid()), eps, n)
         row = {"example": t, "i*": istar, "g": str(g), "R": str(R), "c0 (ball)": str(c0), "c0_up": c0_up,
                "c0 float (saturation_constant)": c0_float, "checks": []}
@@ -270,6 +283,35 @@ def check_lemma4(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3,
         instance=instance.summary(), trail=trail,
         reason="" if decision is not Decision.FALSE else
         f"fails at example {worst['example']}, c = {worst['c/c0']} c0: {worst}")
+
+
+def lemma3_unavailable(instance, exc: ConstructionFailed, *, eps: float, multipliers) -> Evidence:
+    """Lemma 3's W' needs the queries of J independent (Assumption 1 on
+    them); the float construction found them dependent.  Decided exactly
+    (rank over Q) and at the data's precision (certified robustness):
+    dependent -> refuted, dependent at the data's precision ->
+    fails-at-precision (both hypotheses-unmet); independent -> the float
+    construction could not proceed (inconclusive)."""
+    J = list(range(min(instance.r - 1, instance.T - 1)))
+    Q = np.asarray(instance.queries, dtype=np.float64)[J]
+    name = f"the queries e^(j), j in J = {J}, linearly independent (Lemma 3's W' = v w^T; Assumption 1)"
+    rank = exact_rank(to_fmpq_mat(Q))
+    precision = getattr(instance, "precision", None)
+    tol = precision.tolerance(Q.shape, "queries") if precision is not None else 0.0
+    if rank < len(J):
+        hyp = Hypothesis(name, "refuted", f"rank over Q = {rank} < |J| = {len(J)} (exact)")
+    else:
+        rob = subset_robustness(Q, len(J), tolerance=tol, what="queries") if tol > 0 else None
+        if rob is not None and rob.decision is Decision.FALSE:
+            hyp = Hypothesis(name, "fails-at-precision", f"{rob.what}: relative sigma_min <= {rob.upper:.3g} "
+                             f"(certified) <= tolerance {tol:.3g}; independent as exact rationals")
+        else:
+            hyp = Hypothesis(name, "certified", f"rank over Q = {rank} = |J|; the float64 construction gave up")
+    return conclude("lemma4", Decision.UNDECIDED, claimed={"bound": BOUNDS["lemma4"][0], "eps": eps,
+                                                           "c/c0": list(multipliers)},
+                    measured={"construction failed at": exc.step}, hypotheses=[hyp], method="exact rationals",
+                    instance=instance.summary(), reason=str(exc),
+                    trail=[Step(f"Construction failed at {exc.step}: {exc}", uses="Lemma 3")])
 
 
 # n = 2 instance on which the saturated token is not the base logits' argmax

@@ -55,7 +55,7 @@ from verifier.arith.compare import Decision, certainly_less, upper, with_precisi
 from verifier.arith.backend import get_backend
 from verifier.arith.float_certificates import METHOD as FLOAT_METHOD
 from verifier.arith.float_certificates import FloatBall, float_ball_of, inverse_residual_bound
-from verifier.errors import InvalidInstance
+from verifier.errors import InsufficientPrecision, InvalidInstance
 
 __all__ = [
     "numerical_rank",
@@ -83,7 +83,9 @@ def _split(A) -> tuple[np.ndarray, arb_mat | None]:
     if isinstance(A, arb_mat):
         mid = arb_mat_mid(A)
         if not np.all(np.isfinite(mid)):
-            raise InvalidInstance("ball matrix has NaN or infinite midpoints")
+            # a computed ball that lost every digit (low --prec): not bad input, the arithmetic cannot decide
+            raise InsufficientPrecision("ball matrix has NaN or infinite midpoints: the ball arithmetic lost all "
+                                        "precision; raise --prec")
         return mid, A
     a = as_float_matrix(A)
     return a, None

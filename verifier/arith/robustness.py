@@ -1,5 +1,5 @@
 """How robustly a rank-type property holds: the smallest relative singular
-value of the worst matrix examined, certified.
+value over the matrices examined, certified.
 
 An independence property ("these k vectors are linearly independent", "this
 context has rank n") either holds or not for the exact rationals; for data
@@ -22,11 +22,17 @@ above by the Gram-power bound
 the tolerance), FALSE when ``upper <= tau`` (a matrix within ``tau`` relative
 spectral distance is singular: Eckart-Young), UNDECIDED between.
 
-Which matrix is the worst is chosen by a float64 screen (batched SVD) of
-every matrix examined -- all k-subsets when they are few enough, else random
-ones, or every distinct context -- and only the worst is certified: the
-screen's float error (about k u) matters only for matrices whose rho is
-within that of the worst, which are then equally close to the tolerance.
+Every matrix examined -- all k-subsets when they are few enough, else
+random ones, or every distinct context -- is screened in float64
+(:mod:`.robustness_screen`): rows scaled by powers of two (no under- or
+overflow), an SVD estimate that only orders them, and a lower bound on rho
+that is rigorous for any summation order.  A matrix whose bound exceeds the
+tolerance is ruled out; every other one is certified in Arb, the smallest
+estimates first, at most ``certify_limit`` of them (the first found at or
+below the tolerance settles FALSE).  So a TRUE covers every screened matrix
+with a rigorous bound, and a float estimate never stands in for a matrix it
+did not certify: a wrong estimate can only reorder the work or, past the
+limit, leave the verdict UNDECIDED.
 
 >>> import numpy as np
 >>> V = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 1.0, 1e-17]])
@@ -39,6 +45,7 @@ within that of the worst, which are then equally close to the tolerance.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -48,6 +55,7 @@ from flint import arb, arb_mat
 from verifier.arith.balls import arb_mat_mid, to_arb_mat
 from verifier.arith.compare import Decision, Enclosure, LowerBound, UpperBound, certainly_less, lower, upper, workprec
 from verifier.arith.independence import combination_blocks
+from verifier.arith.robustness_screen import rho_screen
 from verifier.arith.singular_values import (
     sigma_min_lower_bound,
     sigma_min_upper_bound,
@@ -57,23 +65,31 @@ from verifier.arith.singular_values import (
 from verifier.errors import InsufficientPrecision, InvalidInstance
 
 __all__ = ["Robustness", "relative_sigma_bounds", "relative_sigma_float", "subset_robustness",
-           "stack_robustness", "SCREEN_BUDGET"]
+           "stack_robustness", "SCREEN_BUDGET", "CERTIFY_LIMIT"]
 
 #: float64 work of the screen (sum of k^2 m over the matrices screened); the
 #: paper's ViT setting (k = 197, m = 768) screens about 30 subsets within it.
 SCREEN_BUDGET = 1e9
+#: at most this many matrices not ruled out by the float bound are certified
+#: in Arb per call (beyond it the verdict cannot be TRUE: ``uncertified``)
+CERTIFY_LIMIT = 64
 _CHUNK = 2_000_000  # entries per batched SVD
 
 
 @dataclass(frozen=True)
 class Robustness:
-    """The worst matrix examined and certified bounds on its rho.
+    """Certified bounds on the smallest rho over the matrices screened.
 
-    ``lower <= rho <= upper`` (rigorous, for the exact rationals of the
-    matrix); ``float_estimate``: the float64 screen's value; ``tolerance``:
-    the data's precision (0 under the exact reading); ``screened`` of
-    ``population`` matrices were examined (``population`` None when not
-    counted).  ``decision``: TRUE lower > tolerance, FALSE upper <= tolerance.
+    ``lower <= min rho <= upper`` over the ``screened`` matrices (rigorous,
+    for their exact rationals): ``lower`` the smallest rigorous lower bound
+    (a float bound or Arb), 0 while ``uncertified`` matrices are left;
+    ``upper`` the Arb upper bound of ``what`` (the certified matrix with the
+    smallest one); ``float_estimate``: the screen's value for it;
+    ``tolerance``: the data's precision (0 under the exact reading);
+    ``screened`` of ``population`` matrices (``population`` None when
+    sampled); ``certified`` in Arb, ``ruled_out`` by the float bound.
+    ``decision``: TRUE lower > tolerance (every screened matrix above it),
+    FALSE upper <= tolerance (``what`` at or below it).
     """
 
     what: str
@@ -85,12 +101,21 @@ class Robustness:
     screened: int
     population: int | None
     decision: Decision
+    certified: int = 1
+    ruled_out: int = 0
+    uncertified: int = 0
+
+    @property
+    def covers_population(self) -> bool:
+        """Were all matrices of the population screened (not a sample)?"""
+        return self.population is not None and self.screened >= self.population
 
     def to_dict(self) -> dict:
         return {"worst": self.what, "index": list(self.index), "relative_sigma_min_lower": self.lower,
                 "relative_sigma_min_upper": self.upper, "float64_estimate": self.float_estimate,
                 "tolerance": self.tolerance, "screened": self.screened, "population": self.population,
-                "decision": self.decision.value}
+                "certified_in_arb": self.certified, "ruled_out_by_float_bound": self.ruled_out,
+                "left_uncertified": self.uncertified, "decision": self.decision.value}
 
 
 def _unit_rows_ball(A: np.ndarray) -> arb_mat:
@@ -138,18 +163,10 @@ def relative_sigma_bounds(A, *, prec: int = 128) -> tuple[float, float]:
 
 
 def relative_sigma_float(stack: np.ndarray) -> np.ndarray:
-    """float64 rho of each matrix of a (N, k, m) stack (a screen, not a bound)."""
-    stack = np.asarray(stack, dtype=np.float64)
-    N, k, m = stack.shape
-    if k > m:
-        return np.zeros(N)
-    norms = np.linalg.norm(stack, axis=2, keepdims=True)
-    zero = np.any(norms[..., 0] == 0, axis=1)
-    U = stack / np.where(norms == 0, 1.0, norms)
-    s = np.linalg.svd(U, compute_uv=False)
-    rho = s[:, -1] / np.maximum(s[:, 0], np.finfo(float).tiny)
-    rho[zero] = 0.0
-    return rho
+    """float64 rho of each matrix of a (N, k, m) stack (a screen, not a
+    bound; rows scaled by powers of two first, so tiny or huge entries
+    neither under- nor overflow: :func:`~verifier.arith.robustness_screen.rho_screen`)."""
+    return rho_screen(stack)[0]
 
 
 def _decide(lo: float, hi: float, tolerance: float) -> Decision:
@@ -157,11 +174,51 @@ def _decide(lo: float, hi: float, tolerance: float) -> Decision:
     return certainly_less(tolerance, Enclosure(LowerBound(arb(lo)), UpperBound(arb(hi))))
 
 
-def _certify(A, index, what, estimate, tolerance, screened, population, prec) -> Robustness:
-    """Certified bounds on the worst matrix ``A`` (float64 or arb_mat)."""
-    lo, hi = relative_sigma_bounds(A, prec=prec)
-    return Robustness(what, tuple(int(i) for i in index), lo, hi, float(estimate), float(tolerance),
-                      int(screened), population, _decide(lo, hi, tolerance))
+class _Tally:
+    """What the screen found, block by block: the smallest estimate, the
+    matrices its rigorous float bound rules out (bound > tolerance) and the
+    ``limit`` candidates with the smallest estimates among the others."""
+
+    def __init__(self, tolerance: float, limit: int):
+        self.tol, self.limit = float(tolerance), int(limit)
+        self.worst: tuple = (math.inf, None)
+        self.ruled_out, self.ruled_min, self.candidates, self.pending = 0, math.inf, [], 0
+
+    def add(self, est: np.ndarray, lo: np.ndarray, keys: list) -> None:
+        j = int(np.argmin(est))
+        if est[j] < self.worst[0]:
+            self.worst = (float(est[j]), keys[j])
+        out = lo > self.tol
+        self.ruled_out += int(out.sum())
+        if out.any():
+            self.ruled_min = min(self.ruled_min, float(np.min(lo[out])))
+        left = np.nonzero(~out)[0]
+        self.pending += len(left)
+        left = left[np.argsort(est[left], kind="stable")[: self.limit]]
+        self.candidates = sorted(self.candidates + [(float(est[i]), keys[i]) for i in left],
+                                 key=lambda t: t[0])[: self.limit]
+
+
+def _conclude(tally: _Tally, matrix_of, name_of, screened: int, population, prec: int) -> Robustness:
+    """Certify in Arb the smallest estimate and every candidate the float
+    bound did not rule out (at most ``tally.limit``; the first found at or
+    below the tolerance ends it), and combine: ``lower`` is the smallest
+    lower bound over all screened matrices (0 while a candidate is left
+    uncertified), ``upper`` the smallest certified upper bound."""
+    order = [tally.worst] + [c for c in tally.candidates if c[1] != tally.worst[1]]
+    done, pending = [], tally.pending
+    for est, key in order:  # the smallest estimate and at most ``limit`` candidates
+        lo, hi = relative_sigma_bounds(matrix_of(key), prec=prec)
+        done.append((hi, lo, est, key))
+        pending -= any(key == c[1] for c in tally.candidates)
+        if hi <= tally.tol:
+            break
+    hi, _, est, key = min(done, key=lambda t: t[0])
+    lower = 0.0 if pending > 0 else min([tally.ruled_min] + [t[1] for t in done])
+    index = key if isinstance(key, tuple) else (key,)
+    return Robustness(name_of(key), tuple(int(i) for i in index), float(lower), float(hi), float(est),
+                      float(tally.tol), int(screened), population, _decide(lower, hi, tally.tol),
+                      certified=len(done), ruled_out=tally.ruled_out, uncertified=max(0, pending))
 
 
 def _subset_chunks(m: int, k: int, *, exhaustive_limit: int, samples: int, seed: int, chunk: int):
@@ -180,48 +237,60 @@ def _subset_chunks(m: int, k: int, *, exhaustive_limit: int, samples: int, seed:
 
 def subset_robustness(V, k: int, *, tolerance: float, exhaustive_limit: int = 20000, samples: int = 5000,
                       seed: int = 0, prec: int = 128, budget: float = SCREEN_BUDGET,
-                      what: str = "vectors", rows_ball=None) -> Robustness:
-    """Robustness of "every k-subset of the rows of V is independent": the
-    worst k-subset screened (all of them when C(m, k) <= exhaustive_limit,
-    else random ones, within ``budget``), certified.  V is float64; when
-    its rows are roundings of exact values, ``rows_ball(idx)`` returns the
-    ``arb_mat`` of the exact rows to certify instead."""
+                      what: str = "vectors", rows_ball=None, rad=None,
+                      certify_limit: int = CERTIFY_LIMIT) -> Robustness:
+    """Robustness of "every k-subset of the rows of V is independent": every
+    k-subset when C(m, k) <= exhaustive_limit (screened whatever the
+    budget: a verdict for all of them needs all of them), else random ones
+    within ``budget``; each screened subset is either ruled out by its
+    rigorous float bound or certified in Arb (:func:`_conclude`).  V is
+    float64; when its rows are roundings of exact values, ``rad`` bounds
+    the rounding entrywise and ``rows_ball(idx)`` returns the ``arb_mat``
+    of the exact rows to certify instead."""
     V = np.asarray(V, dtype=np.float64)
     m, d = V.shape
     k = int(k)
     if not 1 <= k <= m:
         raise InvalidInstance(f"subset size k = {k} must be in [1, {m}]")
     per = float(k) * k * d
-    cap = max(1, int(budget // max(per, 1.0)))
-    chunk = max(1, min(_CHUNK // max(k * d, 1), cap))
     population = math.comb(m, k) if math.comb(m, k) <= exhaustive_limit else None
+    cap = population if population is not None else max(1, int(budget // max(per, 1.0)))
+    chunk = max(1, min(_CHUNK // max(k * d, 1), cap))
     if population is None and int(samples) < 1:
         raise InvalidInstance(f"samples = {samples}: C({m}, {k}) > exhaustive_limit = {exhaustive_limit} subsets "
                               "are sampled, and at least one sample is needed")
-    best, best_idx, screened = np.inf, None, 0
+    tally, screened = _Tally(tolerance, certify_limit if tolerance > 0 else 1), 0
     for block in _subset_chunks(m, k, exhaustive_limit=exhaustive_limit, samples=samples, seed=seed,
                                 chunk=chunk):
         block = block[: cap - screened]
-        rho = relative_sigma_float(V[block])
-        j = int(np.argmin(rho))
-        if rho[j] < best:
-            best, best_idx = float(rho[j]), block[j]
+        est, lo = rho_screen(V[block], None if rad is None else rad[block])
+        tally.add(est, lo, [tuple(int(i) for i in row) for row in block])
         screened += len(block)
         if screened >= cap:
             break
-    idx = tuple(int(i) for i in best_idx)
-    A = rows_ball(list(idx)) if rows_ball is not None else V[list(idx)]
-    return _certify(A, idx, f"{what} {list(idx)}", best, tolerance, screened, population, prec)
+    matrix_of = (lambda idx: rows_ball(list(idx))) if rows_ball is not None else (lambda idx: V[list(idx)])
+    return _conclude(tally, matrix_of, lambda idx: f"{what} {list(idx)}", screened, population, prec)
 
 
-def stack_robustness(stack, *, tolerance: float, prec: int = 128, labels=None, what: str = "matrix") -> Robustness:
+def stack_robustness(stack, *, tolerance: float, prec: int = 128, labels=None, what: str = "matrix",
+                     certify_limit: int = CERTIFY_LIMIT, rad=None, matrix_ball=None) -> Robustness:
     """Robustness of "every matrix of the (N, k, m) stack has full row rank"
-    (e.g. Assumption 2 over the distinct contexts): the worst one screened,
-    certified.  ``labels[i]`` names matrix i (default its index)."""
+    (e.g. Assumption 2 over the distinct contexts): each matrix ruled out by
+    its rigorous float bound or certified in Arb (:func:`_conclude`).
+    ``labels[i]`` names matrix i (default its index).  When the stack's
+    entries are roundings of exact values, ``rad`` bounds the rounding
+    entrywise and ``matrix_ball(i)`` returns the ``arb_mat`` of matrix i's
+    exact values to certify instead (as in :func:`subset_robustness`)."""
     stack = np.asarray(stack, dtype=np.float64)
     N, k, m = stack.shape
-    rho = np.concatenate([relative_sigma_float(stack[i:i + max(1, _CHUNK // max(k * m, 1))])
-                          for i in range(0, N, max(1, _CHUNK // max(k * m, 1)))])
-    j = int(np.argmin(rho))
-    label = labels[j] if labels is not None else j
-    return _certify(stack[j], (label,), f"{what} {label}", rho[j], tolerance, N, N, prec)
+    if N == 0:
+        raise InvalidInstance("robustness of an empty stack of matrices")
+    tally = _Tally(tolerance, certify_limit if tolerance > 0 else 1)
+    step = max(1, _CHUNK // max(k * m, 1))
+    for i in range(0, N, step):
+        est, lo = rho_screen(stack[i:i + step], None if rad is None else rad[i:i + step])
+        tally.add(est, lo, list(range(i, min(N, i + step))))
+    label = (lambda j: labels[j]) if labels is not None else (lambda j: j)
+    matrix_of = matrix_ball if matrix_ball is not None else (lambda j: stack[j])
+    rob = _conclude(tally, matrix_of, lambda j: f"{what} {label(j)}", N, N, prec)
+    return dataclasses.replace(rob, index=(label(rob.index[0]),))

@@ -12,7 +12,7 @@ exact reading           robustness vs tolerance    at the data's precision
 =====================  =========================  ==========================
 fails (a witness)       -                          FALSE (fails exactly)
 holds or undecided      upper <= tolerance         FALSE: "fails at the data's precision"
-holds                   lower > tolerance          TRUE
+holds                   lower > tolerance          TRUE (every matrix of the property screened)
 holds                   between                    UNDECIDED
 undecided (sampled)     lower > tolerance          UNDECIDED (still sampled)
 =====================  =========================  ==========================
@@ -85,9 +85,14 @@ def at_data_precision(exact: Decision, rob: Robustness | None, precision: InputP
         reason = (f"{FAILS}: {margin} ({reading}); read as exact rationals it {_exact_text(exact)}"
                   " (--exact-input reads them so)")
         return PrecisionOutcome(Decision.FALSE, FAILS, reason, measured)
-    if rob.decision is Decision.TRUE and exact is Decision.TRUE:
+    if rob.decision is Decision.TRUE and exact is Decision.TRUE and rob.covers_population:
         measured[MEASURED_KEY] = "holds"
         return PrecisionOutcome(Decision.TRUE, HOLDS, "", measured)
+    if rob.decision is Decision.TRUE and exact is Decision.TRUE:  # a sample above the tolerance: not all of them
+        measured[MEASURED_KEY] = "undecided"
+        reason = (f"{UNDECIDED}: {margin} over {rob.screened} of {rob.population or 'the'} matrices screened; "
+                  f"the others are not certified ({reading}); holds exactly as rationals (--exact-input)")
+        return PrecisionOutcome(Decision.UNDECIDED, UNDECIDED, reason, measured)
     if exact is Decision.TRUE:
         measured[MEASURED_KEY] = "undecided"
         why = ("the certified bounds straddle the tolerance" if rob.lower <= rob.tolerance else

@@ -10,7 +10,10 @@ statement's declared hypotheses (:mod:`verifier.statements.hypotheses`):
 * where the float64 working copy rounds the values given (int64 beyond
   2^53, long double: ``Instance.rounded``) a checker that certifies on that
   copy (not declared ``reads_given``) gets a verdict on the rounded data,
-  and its reason says so.
+  and its reason says so;
+* an :class:`~verifier.errors.InsufficientPrecision` that escapes the
+  checker (the ball arithmetic lost every digit at a low ``--prec``) is the
+  verdict inconclusive, naming the remedy: raise ``--prec``.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from dataclasses import replace
 from verifier.arith.compare import Decision
 from verifier.data.instances import Instance, make_instance
 from verifier.data.npz import load_npz
-from verifier.errors import InvalidInstance, NotImplementedStatement
+from verifier.errors import InsufficientPrecision, InvalidInstance, NotImplementedStatement
 from verifier.statements.evidence import (
     Evidence,
     Step,
@@ -70,6 +73,10 @@ def run_check(sid: str, instance: Instance, *, prec: int = 128, seed: int = 0,
         ev = _on_rounded_copy(st, ev, instance)
     except (InvalidInstance, NotImplementedStatement):
         raise
+    except InsufficientPrecision as exc:
+        if raise_errors:
+            raise
+        return replace(insufficient_precision(sid, st, exc, instance, prec), seconds=time.perf_counter() - t0)
     except Exception as exc:  # noqa: BLE001 - the report must run to completion
         if raise_errors:
             raise
@@ -77,6 +84,14 @@ def run_check(sid: str, instance: Instance, *, prec: int = 128, seed: int = 0,
         return error_evidence(sid, msg, instance=instance.summary(), seconds=time.perf_counter() - t0)
     seconds = time.perf_counter() - t0
     return replace(ev, seconds=seconds, instance=ev.instance or instance.summary())
+
+
+def insufficient_precision(sid: str, st, exc: Exception, instance, prec: int) -> Evidence:
+    """inconclusive: the arithmetic could not decide at ``prec`` bits."""
+    reason = f"the ball arithmetic could not decide at --prec {prec} ({exc}); raise --prec"
+    return conclude(sid, Decision.UNDECIDED, claimed=st.summary, measured={"insufficient precision": str(exc)},
+                    method="arb balls", prec_bits=prec, instance=instance.summary(), reason=reason,
+                    trail=[Step(reason, uses="ball arithmetic")])
 
 
 def not_applicable(sid: str, st, shapes, instance) -> Evidence:

@@ -277,17 +277,33 @@ def test_verdicts_are_the_truth_of_the_values_given(V, exact_input):
         assert ev.verdict == ("verified" if full else "refuted")
 
 
-def test_a_screen_coarser_than_the_data_precision_cannot_make_a_subset_the_worst():
-    from verifier.arith.compare import Decision
-    from verifier.arith.robustness import Robustness
+def _relative_sigma_min_60_digits(rows) -> float:
+    """sigma_min of the rows scaled to unit length, in mpmath at 60 digits on the exact values."""
+    import mpmath
 
-    from proofs.mahdavi2024.assumption1_query_kruskal_rank import screened_below_float64
+    with mpmath.workdps(60):
+        M = mpmath.matrix([[mpmath.mpf(exact(x).numerator) / exact(x).denominator for x in r] for r in rows])
+        for i in range(M.rows):
+            nrm = mpmath.sqrt(sum(M[i, j] ** 2 for j in range(M.cols)))
+            for j in range(M.cols):
+                M[i, j] /= nrm
+        return float(min(mpmath.svd_r(M, compute_uv=False)))
 
-    rob = Robustness("queries [0, 1]", (0, 1), 1e-15, 2e-15, 1.5e-15, 3e-19, 3, 3, Decision.TRUE)
-    assert screened_below_float64(rob, 2.0**-64, (2, 3)).decision is Decision.UNDECIDED  # within the screen's error
-    assert screened_below_float64(rob, 2.0**-53, (2, 3)) is rob  # float64 data: the screen is at its precision
-    clear = Robustness("queries [0, 1]", (0, 1), 0.2, 0.3, 0.25, 3e-19, 3, 3, Decision.TRUE)
-    assert screened_below_float64(clear, 2.0**-64, (2, 3)) is clear
+
+@needs_long
+@pytest.mark.parametrize("gap", [-60, -62])
+def test_a_pair_whose_float64_copies_coincide_is_certified_on_its_long_doubles(capsys, tmp_path, gap):
+    """Queries 2 and 3 differ by 2^gap in one entry: their float64 copies are equal (a float64 screen
+    sees a dependent pair), their long doubles are not.  Whatever the verdict, it agrees with the
+    60-digit relative sigma_min of every pair against the data's tolerance (2^-60: above, 2^-62: below)."""
+    q = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1], [1, L(1) + L(2) ** gap, 1]], dtype=np.longdouble)
+    out = run_json(capsys, tmp_path, "assumption1", contexts_for(4, 3, np.longdouble), q)
+    tol = 3 * float(np.finfo(np.longdouble).eps) / 2  # max(k, d) * 2^-64
+    truth = min(_relative_sigma_min_60_digits(q[[i, j]]) for i in range(4) for j in range(i + 1, 4))
+    at = out["measured"].get("at the data's precision")
+    assert at != "holds" or truth > tol
+    assert at != "fails" or truth <= tol
+    assert out["verdict"] != "verified" or truth > tol
 
 
 @needs_long

@@ -19,7 +19,7 @@ from verifier.arith.rank import (
     certify_rank_lower_bound_lazy,
     numerical_rank,
 )
-from verifier.errors import InvalidInstance
+from verifier.errors import InsufficientPrecision, InvalidInstance
 
 RANK2 = np.array([[1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 6.0, 8.0], [1.0, 0.0, 1.0, 0.0]])  # rank 2, 3 x 4
 
@@ -152,8 +152,8 @@ def test_ball_and_float_ball_inputs_enclose_the_true_matrix():
     ball = float_ball_of(to_arb_mat(mid))
     assert certify_rank_lower_bound(ball, 2).decision is Decision.TRUE
     nan = arb_mat([[arb("nan")]])
-    with pytest.raises(InvalidInstance, match="NaN or infinite midpoints"):
-        certify_rank_lower_bound(nan)
+    with pytest.raises(InsufficientPrecision, match="NaN or infinite midpoints"):
+        certify_rank_lower_bound(nan)  # a computed ball that lost every digit: raise --prec, not bad input
 
 
 def _ball_diag(s0, s1, r):
