@@ -43,11 +43,9 @@ import numpy as np
 
 from verifier.arith.compare import Decision
 from verifier.data.sequences import from_sequences
-from verifier.model.aot import parameter_count
+from verifier.model.aot import AoTWeights, parameter_count
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.registry import construction, negative_control, statement
-
-from verifier.model.aot import AoTWeights
 
 from .associations import certified_margins, impossible_table, memorize_table
 from .exact_route import exact_route_trail_data

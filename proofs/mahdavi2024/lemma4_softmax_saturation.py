@@ -67,7 +67,6 @@ import numpy as np
 from flint import arb, fmpq
 
 from verifier.arith.balls import ball_max, to_arb_mat
-from verifier.arith.exact import to_fmpq, to_fmpq_mat
 from verifier.arith.compare import (
     Decision,
     certainly_less_equal,
@@ -76,6 +75,7 @@ from verifier.arith.compare import (
     with_precision_ladder,
     workprec,
 )
+from verifier.arith.exact import to_fmpq, to_fmpq_mat
 from verifier.data.instances import make_instance, rng_for
 from verifier.errors import ConstructionFailed, InvalidInstance
 from verifier.model import mha as model

@@ -3,10 +3,10 @@ negative control or planted-false check fail (issue 9, item 7): the controls
 reach the computations that decide "verified", so a lying certificate is seen.
 """
 import numpy as np
+import planted
 import pytest
 from flint import arb
 
-import planted
 from verifier.arith.compare import Decision, LowerBound, UpperBound
 from verifier.arith.rank import RankLowerBound
 from verifier.statements import registry

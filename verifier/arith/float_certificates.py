@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-
 from flint import arb
 
 from verifier.arith.backend import get_backend
@@ -48,8 +47,8 @@ from verifier.arith.float_bounds import (
     MAG,
     SLACK,
     UL,
-    U,
     FloatRangeError,
+    U,
     abs_upper,
     add_up,
     ball_matmul,

@@ -42,6 +42,7 @@ import numpy as np
 import scipy.linalg
 from flint import arb, arb_mat
 
+from verifier.arith.backend import get_backend
 from verifier.arith.balls import (
     arb_mat_mid,
     as_float_matrix,
@@ -52,7 +53,6 @@ from verifier.arith.balls import (
     to_arb_mat,
 )
 from verifier.arith.compare import Decision, certainly_less, upper, with_precision_ladder
-from verifier.arith.backend import get_backend
 from verifier.arith.float_certificates import METHOD as FLOAT_METHOD
 from verifier.arith.float_certificates import FloatBall, float_ball_of, inverse_residual_bound
 from verifier.errors import InvalidInstance

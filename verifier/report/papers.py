@@ -91,7 +91,7 @@ def markdown_sections(results: dict) -> str:
                     "|" + "---|" * len(t["columns"])]
             out += ["| " + " | ".join(_md_cell(x) for x in row) + " |" for row in t["rows"]]
             out += [""] + [f"- {n}" for n in t.get("notes", [])]
-        out += ["", f"### Statements of the second paper", ""]
+        out += ["", "### Statements of the second paper", ""]
         for sid in e["statements"]:
             out += _md_statement(results["statements"][sid])
     return "\n".join(out) + ("\n" if out else "")

@@ -15,8 +15,7 @@ import pytest
 import verifier.arith.float_certificates as fc
 import verifier.arith.independence as ind
 from verifier.arith.exact import exact_nullspace, exact_rank
-from verifier.arith.independence import (FLOAT_FROM_K, SubsetIndependence, _all_combinations, _PRIMES,
-                                         combination_blocks)
+from verifier.arith.independence import _PRIMES, FLOAT_FROM_K, SubsetIndependence, _all_combinations, combination_blocks
 
 P1, P2 = _PRIMES
 
