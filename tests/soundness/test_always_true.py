@@ -50,8 +50,8 @@ def _all_independent(self, idx):
 PATCHES = {
     # certificate: (target, replacement, checks that must notice)
     "nonsingular minor (arb)": ("verifier.arith.rank._certify_minor", _always_true_minor, (_singular,)),
-    "nonsingular minor (float, Rump)": ("verifier.arith.rank.inverse_residual_bound",
-                                        lambda *a, **k: UpperBound(arb(0)), (_singular, _capped)),
+    "nonsingular minor (float, Rump)": ("verifier.arith.rank.inverse_residual_bound_explained",
+                                        lambda *a, **k: (UpperBound(arb(0)), ""), (_singular, _capped)),
     "lazy rank certificate (Prop. 1 / Thm. 1)": (
         "proofs.mahdavi2024.proposition1_rank_induction.certify_rank_lower_bound_lazy", _always_true_lazy,
         (_controls("proposition1", "theorem1"),)),

@@ -21,9 +21,17 @@ True
 from __future__ import annotations
 
 import numpy as np
-from flint import arb, arb_mat
+from flint import arb, arb_mat, ctx
 
-from verifier.arith.balls import float_up, frobenius_upper, identity, matmul, spectral_norm_upper, to_arb_mat
+from verifier.arith.balls import (
+    arb_mat_mid,
+    float_up,
+    frobenius_upper,
+    identity,
+    matmul,
+    spectral_norm_upper,
+    to_arb_mat,
+)
 from verifier.arith.compare import Decision, Enclosure, LowerBound, UpperBound, certainly_positive, workprec
 from verifier.arith.rank import _split
 from verifier.errors import InsufficientPrecision, InvalidInstance
@@ -71,6 +79,33 @@ def _norm2_upper_by_powers(R: arb_mat, squarings: int | None, target: arb | None
     return best
 
 
+def _right_inverse(mid: np.ndarray) -> tuple[np.ndarray, float]:
+    """(R, ||R||_2 estimate): a float right inverse of the T x m midpoint (any
+    R is valid for the bound; only its quality matters).  numpy's pinv, or,
+    when a float step fails (LinAlgError, a non-finite entry or norm), ``M^T
+    (M M^T)^-1`` by an approximate solve at the working precision, so that a
+    float failure climbs with the caller's precision instead of ending it."""
+    try:
+        Rf = np.linalg.pinv(mid)
+        nR = float(np.linalg.norm(Rf, 2))
+        if np.all(np.isfinite(Rf)) and np.isfinite(nR):
+            return Rf, nR
+        why = "non-finite"
+    except np.linalg.LinAlgError as exc:
+        why = str(exc)
+    M = to_arb_mat(mid)  # exact
+    try:
+        X = matmul(M, M.transpose()).solve(identity(mid.shape[0]), algorithm="approx")
+    except ZeroDivisionError:
+        raise InsufficientPrecision(f"float pseudo-inverse failed ({why}) and M M^T is singular at "
+                                    f"{ctx.prec} bits: A numerically singular") from None
+    Rf = arb_mat_mid(matmul(M.transpose(), X))
+    if not np.all(np.isfinite(Rf)):
+        raise InsufficientPrecision(f"float pseudo-inverse failed ({why}); the {ctx.prec}-bit one is not "
+                                    "finite: A numerically singular")
+    return Rf, float(np.max(np.sum(np.abs(Rf), axis=0)))  # ~ ||R||_2: only a power-of-two scale
+
+
 def sigma_min_lower_bound(A, *, prec: int = 128, squarings: int | None = None,
                           at_least: float | None = None) -> LowerBound:
     """A rigorous lower bound of sigma_min(A) for A of full row rank (T x m, T <= m).
@@ -96,10 +131,7 @@ def sigma_min_lower_bound(A, *, prec: int = 128, squarings: int | None = None,
         raise InvalidInstance("empty matrix has no smallest singular value")
     with workprec(prec):
         Aball = ball if ball is not None else to_arb_mat(mid)
-        Rf = np.linalg.pinv(mid)
-        if not np.all(np.isfinite(Rf)):
-            raise InsufficientPrecision("float pseudo-inverse not finite: A numerically singular")
-        nR = np.linalg.norm(Rf, 2)
+        Rf, nR = _right_inverse(mid)
         scale = 2.0 ** -int(np.round(np.log2(nR))) if np.isfinite(nR) and nR > 0 else 1.0
         Ra = to_arb_mat(Rf * scale)  # exact scaling by a power of two
         I_s = identity(T) * arb(scale)
