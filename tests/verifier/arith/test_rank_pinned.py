@@ -164,10 +164,14 @@ def _ball_diag(s0, s1, r):
 
 @pytest.mark.parametrize("s0, s1", [(1.0, 1e-13), (1.0, 1e-11), (1.0, 1e-9), (1.0, 1e-7), (1.0, 1e-5), (1.0, 1e-3),
                                     (1.0, 1e-2), (4.0, 0.02)])
-def test_the_fallback_ladder_certifies_the_smaller_rank(s0, s1):
+def test_the_fallback_ladder_certifies_the_smaller_rank(s0, s1, monkeypatch):
     """The 2 x 2 ball contains singular matrices (radius 2 s1): rank >= 2 is never
     certified, and each rtol of the ladder (1e-12 ... 1e-2, relative to sigma_max,
-    strictly above) is the one that offers k = 1."""
+    strictly above) is the one that offers k = 1.  The float SVD is patched to the
+    exact singular values: the boundary case s1 = 1e-2 s0 must not depend on its last bit."""
+    import verifier.arith.rank as rank
+
+    monkeypatch.setattr(rank, "_singular_values", lambda mid: np.array([s0, s1]))
     lb = certify_rank_lower_bound(_ball_diag(s0, s1, 2 * s1))
     assert lb.decision is Decision.TRUE and lb.k == 1 and lb.requested_k is None
 
