@@ -7,7 +7,9 @@ a float bound's last digits, whether a float inverse raises.  Under this option:
 * **LAPACK-like routines** (numpy.linalg and scipy.linalg: inv, solve, svd, qr,
   eigh, eigvalsh, cholesky, lstsq, pinv, matrix_rank, norm, ...) get their float
   inputs and their float outputs moved by up to ``ULPS`` units in the last place,
-  entry by entry (relative, so exact zeros and signs stay).  A backward-stable
+  entry by entry (relative, so exact zeros and signs stay), and the vectors that
+  are defined only up to sign (singular vectors, eigenvectors, Q's columns with
+  R's rows) come with other signs.  A backward-stable
   routine on another machine returns the exact result of a normwise-nearby
   input, so this is within what another machine may return; the certificates
   use these results only as approximations (a preconditioner, a pivot order).
@@ -99,6 +101,42 @@ def _move_result(res, rng):
     return _move(res, rng)
 
 
+def _flip(x, signs, axis: int, r: int):
+    """x with its first r slices along ``axis`` multiplied by ``signs``."""
+    x = np.array(x, copy=True)
+    idx = [slice(None)] * x.ndim
+    idx[axis] = slice(0, r)
+    shape = [1] * x.ndim
+    shape[axis] = r
+    x[tuple(idx)] *= signs.reshape(shape)
+    return x
+
+
+def _other_signs(name: str, res, rng):
+    """Singular vectors, eigenvectors and Q's columns are defined up to sign, and
+    LAPACKs differ in which they return: flip a random set, consistently
+    (U diag(s) V^T, V diag(w) V^T and Q R are unchanged)."""
+    if not isinstance(res, tuple) or len(res) < 2:
+        return res
+    parts = list(res)
+    base = name.rsplit(".", 1)[-1]
+    if base == "svd" and len(parts) == 3 and np.ndim(parts[0]) >= 2:
+        r = np.shape(parts[1])[-1]
+        signs = rng.choice([-1.0, 1.0], r)
+        parts[0], parts[2] = _flip(parts[0], signs, -1, r), _flip(parts[2], signs, -2, r)
+    elif base in ("eigh", "eig") and len(parts) == 2 and np.ndim(parts[1]) >= 2:
+        r = np.shape(parts[0])[-1]
+        parts[1] = _flip(parts[1], rng.choice([-1.0, 1.0], r), -1, r)
+    elif base == "qr" and np.ndim(parts[0]) >= 2 and np.ndim(parts[1]) >= 2 \
+            and np.shape(parts[0])[-1] >= 1 and np.shape(parts[1])[-2] >= 1:
+        r = min(np.shape(parts[0])[-1], np.shape(parts[1])[-2])
+        signs = rng.choice([-1.0, 1.0], r)
+        parts[0], parts[1] = _flip(parts[0], signs, -1, r), _flip(parts[1], signs, -2, r)
+    else:
+        return res
+    return type(res)(*parts) if hasattr(res, "_fields") else type(res)(parts)
+
+
 def _lapack(name: str, fn):
     @functools.wraps(fn)
     def wrapper(*args, **kw):
@@ -106,7 +144,7 @@ def _lapack(name: str, fn):
         rng = _rng(name, *arrays)
         if name not in OUTPUT_ONLY:
             args = tuple(_move(a, rng) if _is_float(a) and isinstance(a, np.ndarray) else a for a in args)
-        return _move_result(fn(*args, **kw), rng)
+        return _other_signs(name, _move_result(fn(*args, **kw), rng), rng)
 
     wrapper.__another_machine__ = True
     return wrapper
