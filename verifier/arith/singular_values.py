@@ -158,8 +158,19 @@ def sigma_min_lower_bound(A, *, prec: int = 128, squarings: int | None = None,
         return LowerBound(arb(-float_up(-lb)))  # an exact float <= the ball's lower end
 
 
+def _float_svd(mid: np.ndarray):
+    """A float SVD (thin) to choose test vectors; LAPACK's gesdd may not
+    converge on one machine: then the sturdier gesvd (floats only choose)."""
+    try:
+        return np.linalg.svd(mid, full_matrices=False)
+    except np.linalg.LinAlgError:
+        import scipy.linalg
+
+        return scipy.linalg.svd(mid, full_matrices=False, lapack_driver="gesvd")
+
+
 def _left_min_vector(mid: np.ndarray) -> np.ndarray:
-    U, _, _ = np.linalg.svd(mid, full_matrices=False)
+    U, _, _ = _float_svd(mid)
     return U[:, -1]
 
 
@@ -202,7 +213,7 @@ def spectral_norm_lower_bound(A, *, prec: int = 128, x=None) -> LowerBound:
     if mid.size == 0 or not np.any(mid):
         return LowerBound(arb(0))
     if x is None:
-        _, _, Vt = np.linalg.svd(mid, full_matrices=False)
+        _, _, Vt = _float_svd(mid)
         x = Vt[0]
     x = np.asarray(x, dtype=np.float64)
     with workprec(prec):

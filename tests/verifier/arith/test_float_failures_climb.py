@@ -116,3 +116,15 @@ def test_the_kruskal_hunt_skips_a_failed_float_proposal(monkeypatch):
     V = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 1.0, 0.0]])  # pairs independent, the three dependent
     kr = kruskal_rank(V, exhaustive_limit=0)
     assert calls and kr.upper == 2 and kr.witness == (0, 1, 2)
+
+
+def test_test_vectors_survive_a_failed_gesdd(monkeypatch):
+    """sigma_min's upper side and ||A||'s lower side take their test vectors from a
+    float SVD; when numpy's (gesdd) fails, scipy's gesvd chooses them."""
+    from verifier.arith.compare import upper
+    from verifier.arith.singular_values import sigma_min_upper_bound, spectral_norm_lower_bound
+
+    monkeypatch.setattr(np.linalg, "svd", _raise)
+    A = np.array([[3.0, 0.0, 0.0], [0.0, 0.25, 0.0]])
+    assert 0.25 <= upper(sigma_min_upper_bound(A)) < 0.25 * (1 + 1e-12)
+    assert 3.0 * (1 - 1e-12) < lower(spectral_norm_lower_bound(A)) <= 3.0
