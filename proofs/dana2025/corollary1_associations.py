@@ -43,11 +43,9 @@ import numpy as np
 
 from verifier.arith.compare import Decision
 from verifier.data.sequences import from_sequences
-from verifier.model.aot import parameter_count
+from verifier.model.aot import AoTWeights, parameter_count
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.registry import construction, negative_control, statement
-
-from verifier.model.aot import AoTWeights
 
 from .associations import certified_margins, impossible_table, memorize_table
 from .exact_route import exact_route_trail_data
@@ -138,7 +136,7 @@ def check_upper_reading(inst, weights: AoTWeights, *, prec: int = 128) -> Eviden
                     reason=f"certified weights memorize all {inst.T0} > {X} associations" if refuted else "")
 
 
-@statement("dana_corollary1", N=6, S=2, d=2, d_h=1, H=2)
+@statement("dana_corollary1", writes_weights=True, N=6, S=2, d=2, d_h=1, H=2)
 def check_dana_corollary1(instance, *, prec: int = 128, seed: int = 0, save_weights: str | None = None,
                           claim: str = "corollary", weights: AoTWeights | None = None, **options) -> Evidence:
     if claim == "upper":

@@ -40,7 +40,6 @@ arXiv:2411.10115, Prop. 2 p. 3, Definition 1 pp. 2-3; DANA2025.md.
 from __future__ import annotations
 
 import functools
-
 import time
 
 import numpy as np

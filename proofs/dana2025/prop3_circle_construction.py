@@ -41,7 +41,6 @@ arXiv:2411.10115, Prop. 3 p. 3, proof App. A.5 p. 17; DANA2025.md.
 from __future__ import annotations
 
 import functools
-
 import math
 
 import numpy as np

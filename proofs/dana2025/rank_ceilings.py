@@ -32,7 +32,6 @@ min(u, d) + H min(d_h, d, N+S-1) (the route); both are reported.
 from __future__ import annotations
 
 import functools
-
 import time
 
 import numpy as np

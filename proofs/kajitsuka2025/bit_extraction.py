@@ -159,18 +159,23 @@ def build_bit_extraction(ids, labels, *, C: int, K: int | None = None, flip: tup
             rows, bias = [], []
             for u in S7:
                 if u == "X":
-                    rows.append({"X": 1}); bias.append(0)
+                    rows.append({"X": 1})
+                    bias.append(0)
                 elif u == "Z":
-                    rows.append(dict(Zn)); bias.append(0)
+                    rows.append(dict(Zn))
+                    bias.append(0)
                 elif u in ("T1", "T2"):
-                    rows.append(dict(Zn)); bias.append(-T + 1 if u == "T1" else -T)
+                    rows.append(dict(Zn))
+                    bias.append(-T + 1 if u == "T1" else -T)
                 elif u in ("O", "Y"):
                     row = {} if first else {u: 2 if u == acc else 1}
                     if u == acc:
                         row.update({"T1": 1, "T2": -1})
-                    rows.append(row); bias.append(0)
+                    rows.append(row)
+                    bias.append(0)
                 else:  # OUT
-                    rows.append({"OUT": 1, "M": 1} if first else {"OUT": 1}); bias.append(0)
+                    rows.append({"OUT": 1, "M": 1} if first else {"OUT": 1})
+                    bias.append(0)
             layers.append(Layer(S6 if first else S7, S7, rows, bias))
         E = ("E1", "E2", "E3", "E4") if robust else ("E1", "E2", "E3")
         Eb = dict(zip(E, (2, 1, -1, -2) if robust else (1, 0, -1)))

@@ -54,9 +54,7 @@ arXiv:2306.02010v3, Sec. 4 (Assumption 1), Sec. 5.1 (the random-subset test).
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
-import numpy as np
 from flint import arb, arb_mat
 
 from verifier.arith.compare import Decision, workprec

@@ -57,12 +57,9 @@ make it hold), Sec. 5.1 (tested on ViT).
 from __future__ import annotations
 
 import numpy as np
-
-from dataclasses import replace
-
 from flint import arb, arb_mat
 
-from verifier.arith.compare import Decision, Enclosure, LowerBound, UpperBound, certainly_less, workprec
+from verifier.arith.compare import Decision, workprec
 from verifier.arith.exact import exact_matvec_is_zero, exact_nullspace, exact_rank
 from verifier.arith.rank import certify_rank_lower_bound
 from verifier.arith.robustness import stack_robustness
@@ -71,7 +68,6 @@ from verifier.data.instances import from_arrays, make_instance
 from verifier.statements.at_precision import at_data_precision
 from verifier.statements.evidence import Evidence, Step, conclude
 from verifier.statements.registry import negative_control, statement
-
 
 EXACT_ENTRIES = 1000  # n d at most this: exact rank (about 1 ms at 10 x 20)
 FALLBACK_ENTRIES = 6000  # exact rank after an undecided ball test (about 0.1 s at 40 x 150)

@@ -63,8 +63,8 @@ from flint import arb, arb_mat, fmpq, fmpq_mat
 from verifier.arith.balls import to_arb_mat
 from verifier.arith.compare import Decision, certainly_less_equal, certainly_positive, upper, workprec
 from verifier.arith.exact import to_fmpq_vector
-from verifier.arith.structure import ball_contains_rational
 from verifier.arith.kruskal import kruskal_rank_at_least
+from verifier.arith.structure import ball_contains_rational
 from verifier.data.instances import make_instance, rng_for
 from verifier.errors import ConstructionFailed, InsufficientPrecision, InvalidInstance
 from verifier.model import mha as model
@@ -77,7 +77,6 @@ from .assumption1_query_kruskal_rank import n_less_than_d
 from .claim1_fit_one_head import (
     EXACT_LIMIT,
     TOLERANCE,
-    build_claim1_attention,
     build_claim1_attention_exact,
     build_claim1_factors,
     claim1_weights_ball,
@@ -93,7 +92,6 @@ from .lemma3_rank_one_saturation import (
     saturation_profile,
 )
 from .lemma4_softmax_saturation import c0_ball, logit_spread, saturation_constant, saturation_constants_ball
-
 
 GAP_RTOL = 64 * np.finfo(np.float64).eps  # float gap of Eq. (21) below this: try another W'
 

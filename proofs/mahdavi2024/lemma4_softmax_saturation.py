@@ -67,8 +67,6 @@ import numpy as np
 from flint import arb, fmpq
 
 from verifier.arith.balls import ball_max, to_arb_mat
-from verifier.arith.exact import exact_rank, to_fmpq, to_fmpq_mat
-from verifier.arith.robustness import subset_robustness
 from verifier.arith.compare import (
     Decision,
     certainly_less_equal,
@@ -77,6 +75,8 @@ from verifier.arith.compare import (
     with_precision_ladder,
     workprec,
 )
+from verifier.arith.exact import exact_rank, to_fmpq, to_fmpq_mat
+from verifier.arith.robustness import subset_robustness
 from verifier.data.instances import make_instance, rng_for
 from verifier.errors import ConstructionFailed, InsufficientPrecision, InvalidInstance
 from verifier.model import mha as model

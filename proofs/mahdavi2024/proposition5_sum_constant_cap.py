@@ -63,8 +63,8 @@ from verifier.arith.structure import (
     block_sum_null_vectors,
     null_vectors_independent,
     prove_block_sums_constant,
-    prove_softmax_sums_to_one,
     prove_minors_vanish,
+    prove_softmax_sums_to_one,
     symbolic_feature_matrix,
 )
 from verifier.data.instances import from_arrays, make_instance, rng_for

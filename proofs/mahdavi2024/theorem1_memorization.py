@@ -50,7 +50,6 @@ arXiv:2306.02010v3, Thm. 1, Sec. 4.1, App. B.
 from __future__ import annotations
 
 import numpy as np
-
 from flint import arb
 
 from verifier.arith.balls import ball_max

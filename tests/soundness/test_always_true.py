@@ -3,10 +3,10 @@ negative control or planted-false check fail (issue 9, item 7): the controls
 reach the computations that decide "verified", so a lying certificate is seen.
 """
 import numpy as np
+import planted
 import pytest
 from flint import arb
 
-import planted
 from verifier.arith.compare import Decision, LowerBound, UpperBound
 from verifier.arith.rank import RankLowerBound
 from verifier.statements import registry
@@ -50,8 +50,8 @@ def _all_independent(self, idx):
 PATCHES = {
     # certificate: (target, replacement, checks that must notice)
     "nonsingular minor (arb)": ("verifier.arith.rank._certify_minor", _always_true_minor, (_singular,)),
-    "nonsingular minor (float, Rump)": ("verifier.arith.rank.inverse_residual_bound",
-                                        lambda *a, **k: UpperBound(arb(0)), (_singular, _capped)),
+    "nonsingular minor (float, Rump)": ("verifier.arith.rank.inverse_residual_bound_explained",
+                                        lambda *a, **k: (UpperBound(arb(0)), ""), (_singular, _capped)),
     "lazy rank certificate (Prop. 1 / Thm. 1)": (
         "proofs.mahdavi2024.proposition1_rank_induction.certify_rank_lower_bound_lazy", _always_true_lazy,
         (_controls("proposition1", "theorem1"),)),

@@ -6,7 +6,6 @@ proofs' own false variants: every certificate (arb and float paths) refuses.
 """
 import numpy as np
 import pytest
-
 from planted import (
     capped_feature_matrices,
     dependent_queries,
@@ -16,6 +15,7 @@ from planted import (
     refused_singular,
     singular_family,
 )
+
 from verifier.data.instances import from_arrays, make_instance
 
 

@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-
 from flint import arb
 
 from verifier.arith.backend import get_backend
@@ -48,8 +47,8 @@ from verifier.arith.float_bounds import (
     MAG,
     SLACK,
     UL,
-    U,
     FloatRangeError,
+    U,
     abs_upper,
     add_up,
     ball_matmul,
@@ -62,8 +61,8 @@ from verifier.arith.float_bounds import (
 )
 from verifier.errors import InsufficientPrecision, InvalidInstance
 
-__all__ = ["FloatBall", "float_ball_of", "inverse_residual_bound", "inverse_residual_bounds", "sigma_min_lower_float",
-           "residual_upper_float", "METHOD"]
+__all__ = ["FloatBall", "float_ball_of", "inverse_residual_bound", "inverse_residual_bound_explained",
+           "inverse_residual_bounds", "sigma_min_lower_float", "residual_upper_float", "METHOD"]
 
 #: How the evidence names this path.
 METHOD = "float64 verification (Rump): a priori error bounds, any summation order"
@@ -127,22 +126,32 @@ def inverse_residual_bound(A, R=None, *, backend=None) -> UpperBound:
 
     whose row sums are ``rowsum|D|/(1-u) + |R| (gamma_k |mid| 1 + rad 1) + ...``.
     """
+    return inverse_residual_bound_explained(A, R, backend=backend)[0]
+
+
+def inverse_residual_bound_explained(A, R=None, *, backend=None) -> tuple[UpperBound, str]:
+    """:func:`inverse_residual_bound` and, when it is ``+inf``, why (``""``
+    otherwise): no float inverse (LinAlgError or non-finite), an operand out
+    of range, or an overflow in the bound; the caller records it and climbs
+    to another route."""
     b, mid, rad = _split(A, backend)
     k = mid.shape[0]
     if mid.shape != (k, k):
         raise InvalidInstance(f"inverse_residual_bound needs a square matrix, got {tuple(mid.shape)}")
     if k == 0:
-        return UpperBound(arb(0))
+        return UpperBound(arb(0)), ""
     try:
         check_range(b, mid, rad)
         R = b.inv(mid) if R is None else b.asarray(R)
         if R is None:
-            return _NO_BOUND
+            return _NO_BOUND, "no float64 inverse of the midpoint (LinAlgError or non-finite)"
         check_range(b, R)
-    except FloatRangeError:
-        return _NO_BOUND
+    except FloatRangeError as exc:
+        return _NO_BOUND, f"float range: {exc}"
     total = _residual_row_bounds(b, mid, rad, R)
-    return UpperBound(arb(b.max(total))) if b.all_finite(total) else _NO_BOUND
+    if not b.all_finite(total):
+        return _NO_BOUND, "the float bound overflowed"
+    return UpperBound(arb(b.max(total))), ""
 
 
 def _residual_row_bounds(b, mid, rad, R):
@@ -256,7 +265,10 @@ def sigma_min_lower_float(A, *, alpha: float | None = None, backend=None, tries:
     del G0
     eps_gram = _gram_perturbation_bound(b, mid, rad)
     if alpha is None:
-        lam = float(b.to_numpy(b.eigvalsh(G))[0])
+        try:
+            lam = float(b.to_numpy(b.eigvalsh(G))[0])
+        except (np.linalg.LinAlgError, RuntimeError) as exc:  # LAPACK did not converge: climb, do not crash
+            raise InsufficientPrecision(f"float eigvalsh of fl(A A^T) failed ({exc})") from None
         if not lam > 0:
             raise InsufficientPrecision("fl(A A^T) is not positive definite: A may be rank deficient")
         alpha = lam * 15 / 16

@@ -35,7 +35,7 @@ from math import factorial
 import numpy as np
 from flint import arb, ctx
 
-from verifier.arith.float_bounds import U, FloatRangeError, fl_down, fl_up, gamma
+from verifier.arith.float_bounds import FloatRangeError, U, fl_down, fl_up, gamma
 
 __all__ = ["exp_bounds", "RHO", "X_MAX"]
 

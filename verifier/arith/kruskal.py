@@ -194,7 +194,10 @@ class _Search:
                 if dep is not None:
                     self.record_witness(dep, "parallel pair")
                     break
-        r = int(np.linalg.matrix_rank(V)) if V.size else 0
+        try:
+            r = int(np.linalg.matrix_rank(V)) if V.size else 0
+        except np.linalg.LinAlgError:  # a float proposal failed: no witness proposed, the exhaustion decides
+            return
         if r < self.upper and r + 1 <= 200:
             import scipy.linalg
             _, piv = scipy.linalg.qr(V.T, mode="r", pivoting=True)

@@ -42,6 +42,7 @@ import numpy as np
 import scipy.linalg
 from flint import arb, arb_mat
 
+from verifier.arith.backend import get_backend
 from verifier.arith.balls import (
     arb_mat_mid,
     as_float_matrix,
@@ -52,9 +53,8 @@ from verifier.arith.balls import (
     to_arb_mat,
 )
 from verifier.arith.compare import Decision, certainly_less, upper, with_precision_ladder
-from verifier.arith.backend import get_backend
 from verifier.arith.float_certificates import METHOD as FLOAT_METHOD
-from verifier.arith.float_certificates import FloatBall, float_ball_of, inverse_residual_bound
+from verifier.arith.float_certificates import FloatBall, float_ball_of, inverse_residual_bound_explained
 from verifier.errors import InsufficientPrecision, InvalidInstance
 
 __all__ = [
@@ -94,7 +94,10 @@ def _split(A) -> tuple[np.ndarray, arb_mat | None]:
 def _singular_values(mid: np.ndarray) -> np.ndarray:
     if mid.size == 0:
         return np.zeros(0)
-    return np.linalg.svd(mid, compute_uv=False)
+    try:
+        return np.linalg.svd(mid, compute_uv=False)
+    except np.linalg.LinAlgError:  # gesdd did not converge: the slower, sturdier gesvd (floats only choose)
+        return scipy.linalg.svd(mid, compute_uv=False, lapack_driver="gesvd")
 
 
 def numerical_rank(A, rtol: float | None = None) -> int:
@@ -193,26 +196,34 @@ def _float_minor(mid: np.ndarray, ball, rows, cols):
     return float_ball_of(_ball_minor(mid, ball, rows, cols))
 
 
+def _float_inverse(M: np.ndarray) -> tuple[np.ndarray | None, str]:
+    """(a float64 inverse of ``M``, "") or (None, why it failed: LinAlgError,
+    a non-finite entry)."""
+    try:
+        R = np.linalg.inv(M)
+    except np.linalg.LinAlgError as exc:
+        return None, f"float64 inverse failed ({exc}); "
+    if not np.all(np.isfinite(R)):
+        return None, "float64 inverse not finite; "
+    return R, ""
+
+
 def _certify_minor(Mmid: np.ndarray, Mball: arb_mat, exact_input: bool, prec: int, max_prec: int):
     """Preconditioned nonsingularity test in arb; returns (decision, residual, bits, how)."""
     k = Mmid.shape[0]
-    try:
-        R0 = np.linalg.inv(Mmid)
-    except np.linalg.LinAlgError:
-        R0 = None
-    if R0 is None or not np.all(np.isfinite(R0)):
-        return Decision.UNDECIDED, float("inf"), prec, "float64 inverse failed (numerically singular)"
+    R0, why = _float_inverse(Mmid)
     I = identity(k)
     Mmid_ball = Mball if exact_input else Mball.mid()
-    state = {"first": True, "how": "R ~ inv(A_minor) in float64"}
+    # A float failure is no verdict: the ladder starts with the multiprecision preconditioner.
+    state = {"first": R0 is not None, "how": "R ~ inv(A_minor) in float64", "why": why}
 
     def attempt(bits: int):
         if state["first"]:
             R = to_arb_mat(R0)
             state["first"] = False
         else:  # a better preconditioner at this precision (no error bounds needed)
-            R = Mmid_ball.solve(I, algorithm="approx").mid()
-            state["how"] = f"R ~ inv(A_minor) by a {bits}-bit approximate solve"
+            state["how"] = f"{state['why']}R ~ inv(A_minor) by a {bits}-bit approximate solve"
+            R = Mmid_ball.solve(I, algorithm="approx").mid()  # ZeroDivisionError: the ladder climbs
         E = I - matmul(R, Mball)
         nrm = inf_norm_upper(E)
         # ||.|| >= 1 does not make the minor singular: the test just failed.
@@ -235,14 +246,16 @@ def _decide_minor(k: int, float_minor, arb_minor, exact_input: bool, *, method: 
     note = ""
     if method == "float" or (method == "auto" and k > FLOAT_FROM):
         name = get_backend(backend).name
-        bound = inverse_residual_bound(float_minor(), backend=backend)
+        bound, why = inverse_residual_bound_explained(float_minor(), backend=backend)
         resid = upper(bound)
         text = f"{FLOAT_METHOD} [{name}]: ||I - R A_minor||_inf < 1, R ~ inv(mid A_minor)"
         if certainly_less(bound, 1) is Decision.TRUE:
             return Decision.TRUE, resid, 53, text
-        if method == "float" or k > REFINE_LIMIT:
-            return Decision.UNDECIDED, resid, 53, f"{text}: not decided (bound {resid:.3g})"
-        note = f"float path undecided (bound {resid:.3g}); then "
+        failed = f"float path failed ({why})" if why else f"float path undecided (bound {resid:.3g})"
+        # a weak bound above REFINE_LIMIT stays undecided (arb is slow there); a failure climbs
+        if method == "float" or (k > REFINE_LIMIT and not why):
+            return Decision.UNDECIDED, resid, 53, f"{text}: not decided ({failed})"
+        note = f"{failed}; then "
     Mball = arb_minor()
     decision, resid, bits, how = _certify_minor(arb_mat_mid(Mball), Mball, exact_input, prec, max_prec)
     return decision, resid, bits, f"{note}arb: ||I - R A_minor||_inf < 1 with {how}"

@@ -21,9 +21,17 @@ True
 from __future__ import annotations
 
 import numpy as np
-from flint import arb, arb_mat
+from flint import arb, arb_mat, ctx
 
-from verifier.arith.balls import float_up, frobenius_upper, identity, matmul, spectral_norm_upper, to_arb_mat
+from verifier.arith.balls import (
+    arb_mat_mid,
+    float_up,
+    frobenius_upper,
+    identity,
+    matmul,
+    spectral_norm_upper,
+    to_arb_mat,
+)
 from verifier.arith.compare import Decision, Enclosure, LowerBound, UpperBound, certainly_positive, workprec
 from verifier.arith.rank import _split
 from verifier.errors import InsufficientPrecision, InvalidInstance
@@ -71,6 +79,33 @@ def _norm2_upper_by_powers(R: arb_mat, squarings: int | None, target: arb | None
     return best
 
 
+def _right_inverse(mid: np.ndarray) -> tuple[np.ndarray, float]:
+    """(R, ||R||_2 estimate): a float right inverse of the T x m midpoint (any
+    R is valid for the bound; only its quality matters).  numpy's pinv, or,
+    when a float step fails (LinAlgError, a non-finite entry or norm), ``M^T
+    (M M^T)^-1`` by an approximate solve at the working precision, so that a
+    float failure climbs with the caller's precision instead of ending it."""
+    try:
+        Rf = np.linalg.pinv(mid)
+        nR = float(np.linalg.norm(Rf, 2))
+        if np.all(np.isfinite(Rf)) and np.isfinite(nR):
+            return Rf, nR
+        why = "non-finite"
+    except np.linalg.LinAlgError as exc:
+        why = str(exc)
+    M = to_arb_mat(mid)  # exact
+    try:
+        X = matmul(M, M.transpose()).solve(identity(mid.shape[0]), algorithm="approx")
+    except ZeroDivisionError:
+        raise InsufficientPrecision(f"float pseudo-inverse failed ({why}) and M M^T is singular at "
+                                    f"{ctx.prec} bits: A numerically singular") from None
+    Rf = arb_mat_mid(matmul(M.transpose(), X))
+    if not np.all(np.isfinite(Rf)):
+        raise InsufficientPrecision(f"float pseudo-inverse failed ({why}); the {ctx.prec}-bit one is not "
+                                    "finite: A numerically singular")
+    return Rf, float(np.max(np.sum(np.abs(Rf), axis=0)))  # ~ ||R||_2: only a power-of-two scale
+
+
 def sigma_min_lower_bound(A, *, prec: int = 128, squarings: int | None = None,
                           at_least: float | None = None) -> LowerBound:
     """A rigorous lower bound of sigma_min(A) for A of full row rank (T x m, T <= m).
@@ -96,10 +131,7 @@ def sigma_min_lower_bound(A, *, prec: int = 128, squarings: int | None = None,
         raise InvalidInstance("empty matrix has no smallest singular value")
     with workprec(prec):
         Aball = ball if ball is not None else to_arb_mat(mid)
-        Rf = np.linalg.pinv(mid)
-        if not np.all(np.isfinite(Rf)):
-            raise InsufficientPrecision("float pseudo-inverse not finite: A numerically singular")
-        nR = np.linalg.norm(Rf, 2)
+        Rf, nR = _right_inverse(mid)
         scale = 2.0 ** -int(np.round(np.log2(nR))) if np.isfinite(nR) and nR > 0 else 1.0
         Ra = to_arb_mat(Rf * scale)  # exact scaling by a power of two
         I_s = identity(T) * arb(scale)
@@ -126,8 +158,19 @@ def sigma_min_lower_bound(A, *, prec: int = 128, squarings: int | None = None,
         return LowerBound(arb(-float_up(-lb)))  # an exact float <= the ball's lower end
 
 
+def _float_svd(mid: np.ndarray):
+    """A float SVD (thin) to choose test vectors; LAPACK's gesdd may not
+    converge on one machine: then the sturdier gesvd (floats only choose)."""
+    try:
+        return np.linalg.svd(mid, full_matrices=False)
+    except np.linalg.LinAlgError:
+        import scipy.linalg
+
+        return scipy.linalg.svd(mid, full_matrices=False, lapack_driver="gesvd")
+
+
 def _left_min_vector(mid: np.ndarray) -> np.ndarray:
-    U, _, _ = np.linalg.svd(mid, full_matrices=False)
+    U, _, _ = _float_svd(mid)
     return U[:, -1]
 
 
@@ -170,7 +213,7 @@ def spectral_norm_lower_bound(A, *, prec: int = 128, x=None) -> LowerBound:
     if mid.size == 0 or not np.any(mid):
         return LowerBound(arb(0))
     if x is None:
-        _, _, Vt = np.linalg.svd(mid, full_matrices=False)
+        _, _, Vt = _float_svd(mid)
         x = Vt[0]
     x = np.asarray(x, dtype=np.float64)
     with workprec(prec):

@@ -49,9 +49,9 @@ def fig4(scale: str, seed: int) -> Outcome:
     fn = {T: (f"R^2={f['r2']:.3f}" if f else "saturated") for T, f in fits_n.items()}
     png = sweep_figure([(out_h, fh, "vs H, random contexts"), (out_n, fn, "vs n, random contexts")],
                        "Fig. 4: general-position contexts (one Uniform[0,1] context per example)")
-    cap = (f"As Fig. 2a/2b but every example has its own context (general position). Dashed: Hd (the columns "
-           f"of Z); dash-dot: App. I.1's conjectured count H(d-1)+1; solid: Prop. 1's count H(r-1)+1. "
-           f"The exact rank reachable by any weights on such data is measured by 'capacity_probe'. "
+    cap = ("As Fig. 2a/2b but every example has its own context (general position). Dashed: Hd (the columns "
+           "of Z); dash-dot: App. I.1's conjectured count H(d-1)+1; solid: Prop. 1's count H(r-1)+1. "
+           "The exact rank reachable by any weights on such data is measured by 'capacity_probe'. "
            + scale_note(out_h, scale))
     return Outcome(status, why, measured={
         "part_a": {"status": status_a, "fits": {str(T): f for T, f in fits_h.items()}},
@@ -78,8 +78,8 @@ def fig5(scale: str, seed: int) -> Outcome:
                        for k, per in tests.items() for T, t in per.items())
     png = sweep_figure([(outs["H"], None, "MSE vs H"), (outs["n"], None, "MSE vs n")],
                        "Fig. 5: regression, shared context (MSE at fixed T, log scale)")
-    cap = (f"Training MSE at fixed T (mean +- 1 s.e.) against H and n, labels Uniform[0,1]. Exact memorization "
-           f"of T real labels needs rank(Z) = T, which a shared context caps at H(n-1)+1 (Prop. 2). "
+    cap = ("Training MSE at fixed T (mean +- 1 s.e.) against H and n, labels Uniform[0,1]. Exact memorization "
+           "of T real labels needs rank(Z) = T, which a shared context caps at H(n-1)+1 (Prop. 2). "
            + scale_note(outs["H"], scale))
     return Outcome(status, f"{why} ({detail})",
                    measured={"tests": {k: {str(T): t for T, t in per.items()} for k, per in tests.items()},

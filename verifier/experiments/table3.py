@@ -70,7 +70,6 @@ def table3_results(scale: str, seed: int, log=lambda line: None) -> dict:
         vocab = tok.get_vocab_size()
         layers = text_model_tokens(name, ids, types, vocab=vocab, seed=seed)
         P = position_table(name, vocab, seed, n)
-        sp = np.linalg.svd(P, compute_uv=False)
         U = P / np.linalg.norm(P, axis=1, keepdims=True)
         su = np.linalg.svd(U, compute_uv=False)
         tau = tolerance_of(P[:2].astype(np.float32), P.shape)

@@ -31,6 +31,7 @@ from fractions import Fraction
 import numpy as np
 
 from verifier.arith.backend import get_backend
+from verifier.arith.float_accurate import accurate_matmul
 from verifier.arith.float_bounds import (
     SLACK,
     UL,
@@ -44,7 +45,6 @@ from verifier.arith.float_bounds import (
     rowsum_up,
     up_scale,
 )
-from verifier.arith.float_accurate import accurate_matmul
 from verifier.arith.float_certificates import FloatBall
 from verifier.arith.float_exp import exp_bounds
 from verifier.model import mha as model

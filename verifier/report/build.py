@@ -90,8 +90,8 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
 
     from verifier.report import environment, markdown
     from verifier.report import errata as report_errata  # the leading Findings section
-    from verifier.report import findings as report_findings  # declared findings, the exit code
     from verifier.report import experiments as report_experiments
+    from verifier.report import findings as report_findings  # declared findings, the exit code
     from verifier.report import html as report_html
     from verifier.report import papers as report_papers  # one section per later paper (maps, tables)
     from verifier.report import scale as report_scale  # Theorem 1 on named instances at the paper's scale

@@ -28,7 +28,6 @@ from verifier.data.instances import make_instance
 from verifier.statements import registry
 from verifier.statements.findings import FINDINGS, Witness, run_witness
 
-
 #: the file format :mod:`verifier.recheck` reads (it imports nothing from here: the two are kept equal by tests)
 FORMAT = "mha-verify-certificate/1"
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 import shlex
 
 from verifier.report.plans import reproduce_command
-from verifier.report.rows import PREC, exit_code as strict_exit_code, is_property
+from verifier.report.rows import PREC, is_property
+from verifier.report.rows import exit_code as strict_exit_code
 from verifier.statements import findings as declared
 from verifier.statements.findings import Finding, Witness
 

@@ -35,3 +35,30 @@ def test_controls_are_refuted():
 
 def test_exp6_text_value():
     assert accuracy_bound(10, 100, 102) == 1.018 or float(accuracy_bound(10, 100, 102)) == 1.018
+
+
+def test_corollary1_saves_the_weights_it_certified(tmp_path):
+    """Cor. 1 is constructive: --save-weights writes the float64 weights whose margins
+    were certified, and they certify again from the file (with W_U zeroed, every
+    logit ties: nothing is certified)."""
+    import numpy as np
+
+    from proofs.dana2025.associations import certified_margins
+    from verifier.arith.compare import Decision
+    from verifier.model.aot import AoTWeights
+    from verifier.statements.registry import REGISTRY
+
+    assert REGISTRY["dana_corollary1"].writes_weights and REGISTRY["dana_contrib1"].writes_weights
+    inst = make_sequence_instance(N=6, S=2, d=2, d_h=1, H=2, seed=0)
+    path = tmp_path / "w.npz"
+    ev = check_dana_corollary1(inst, save_weights=str(path))
+    assert ev.verdict == "verified" and path.exists()
+    saved = np.load(path)
+    assert np.array_equal(saved["sequences"], inst.sequences) and np.array_equal(saved["targets"], inst.targets)
+    weights = AoTWeights(**{k: saved[k] for k in ("e", "pos", "W_Q", "W_K", "W_V", "W_O", "W_U")})
+    dec, low, _ = certified_margins(saved["sequences"], saved["targets"], weights)
+    assert dec is Decision.TRUE and low > 0 and low == float(saved["certified_min_margin"]) == ev.margin
+    assert ev.trail[-1].uses == "--save-weights" and ev.trail[-1].data == {"path": str(path)}
+    tied = AoTWeights(**{**{k: saved[k] for k in ("e", "pos", "W_Q", "W_K", "W_V", "W_O")},
+                         "W_U": np.zeros_like(saved["W_U"])})
+    assert certified_margins(saved["sequences"], saved["targets"], tied)[0] is not Decision.TRUE

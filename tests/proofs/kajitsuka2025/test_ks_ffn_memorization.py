@@ -7,8 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from proofs.kajitsuka2025.bit_extraction import (build_bit_extraction, evaluate, formula_count, forward_dense,
-                                                 parameter_count)
+from proofs.kajitsuka2025.bit_extraction import (
+    build_bit_extraction,
+    evaluate,
+    formula_count,
+    forward_dense,
+    parameter_count,
+)
 from proofs.kajitsuka2025.ffn_memorization import check_ks_ffn_memorization
 from verifier.data.token_sequences import from_arrays, make_token_instance
 from verifier.statements import registry

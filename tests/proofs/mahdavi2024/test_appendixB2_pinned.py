@@ -7,6 +7,7 @@ pinned c; the precision handed to every enclosure; the precision ladder's ends.
 Spies (monkeypatch) force the branches no default instance reaches: the
 construction's c too small, the a-priori bound failing, no lower bound of sigma_min.
 """
+from fractions import Fraction
 from types import SimpleNamespace
 
 import mpmath
@@ -38,6 +39,12 @@ def rand():
 
 def _steps(con):
     return [hs for hs in con.heads if hs.claim2 is not None and (hs.new_rows or hs.free_rows)]
+
+
+def _x_max_squared(inst) -> Fraction:
+    """max over every context's tokens of ||x||^2, in exact rationals."""
+    E = np.asarray(inst.contexts, dtype=float)
+    return max(sum(Fraction(float(v)) ** 2 for v in row) for row in E.reshape(-1, E.shape[-1]))
 
 
 def _independent(inst, con, hs):
@@ -76,7 +83,8 @@ def test_certificate_values_match_independent_formulas(which, request):
         assert cert["c_construction"] == c and cert["c"] == c
         assert cert["c tried"] == [upper(arb(c))]
         x_max, kappa, eps = _independent(inst, con, hs)
-        assert cert["x_max"] >= x_max and cert["x_max"] == pytest.approx(x_max, rel=1e-12)
+        assert Fraction(cert["x_max"]) ** 2 >= _x_max_squared(inst)  # exactly: the float norm may round up
+        assert cert["x_max"] == pytest.approx(x_max, rel=1e-12)
         assert cert["kappa"] >= kappa * (1 - 1e-14) and cert["kappa"] == pytest.approx(kappa, rel=1e-12)
         assert cert["eps"] == pytest.approx(eps, rel=1e-6)
         assert cert["apriori"] >= cert["x_max"] * cert["eps"] * cert["kappa"] * (1 - 1e-14)

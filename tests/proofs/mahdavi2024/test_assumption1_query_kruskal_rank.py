@@ -133,8 +133,8 @@ def _file(tmp_path, E, e, name="data.npz"):
 def test_float_computed_dependence_fails_at_the_data_precision(tmp_path):
     """q5 = 2 q1 - 3 q6 in float64: independent as exact rationals, dependent
     at the data's precision; --exact-input keeps the exact reading."""
-    from verifier.data.npz import load_npz
     from proofs.mahdavi2024.theorem1_memorization import check_theorem1
+    from verifier.data.npz import load_npz
 
     rng = np.random.default_rng(0)
     E, e = rng.standard_normal((6, 3, 5)), rng.standard_normal((6, 5))

@@ -14,9 +14,9 @@ import pytest
 
 import verifier.arith.float_certificates as fc
 import verifier.arith.independence as ind
-from verifier.arith.exact import exact_nullspace, exact_rank
-from verifier.arith.independence import (FLOAT_FROM_K, SubsetIndependence, _all_combinations, _PRIMES,
-                                         combination_blocks)
+from verifier.arith.backend import get_backend
+from verifier.arith.exact import exact_nullspace, exact_rank, to_fmpq_mat
+from verifier.arith.independence import _PRIMES, FLOAT_FROM_K, SubsetIndependence, _all_combinations, combination_blocks
 
 P1, P2 = _PRIMES
 
@@ -231,9 +231,12 @@ def test_float_projection_is_the_fixed_gaussian_sketch_with_radii():
     assert sets._float_certified(idx).tolist() == [True]
     mid, rad = sets._fproj[k]
     G = np.random.default_rng([k, d]).standard_normal((d, k))
-    assert np.array_equal(mid, V @ G)
+    b = get_backend("auto")  # the same product (same summation order on this machine)
+    assert np.array_equal(mid, b.to_numpy(b.matmul(b.asarray(V), b.asarray(G))))
     assert rad is not None and rad.shape == mid.shape and (rad > 0).all()
-    assert (np.abs(V @ G - mid) <= rad).all()
+    exact = to_fmpq_mat(V) * to_fmpq_mat(G)  # the radii enclose the exact product (any order)
+    assert all(abs(Fraction(int(exact[i, j].p), int(exact[i, j].q)) - Fraction(float(mid[i, j])))
+               <= Fraction(float(rad[i, j])) for i in range(mid.shape[0]) for j in range(mid.shape[1]))
     other = SubsetIndependence(V.copy())
     other._float_certified(idx)
     assert np.array_equal(other._fproj[k][0], mid) and np.array_equal(other._fproj[k][1], rad)

@@ -24,10 +24,27 @@ def test_hunt_finds_a_parallel_pair():
                         "witness (parallel pair): dependent 2-subset [3, 6] => upper <= 1")
 
 
+def _is_circuit(V, witness, coefficients) -> bool:
+    """sum_i c_i v_i = 0 exactly with every c_i != 0 (so, with a 1-dimensional
+    null space, every proper subset is independent): a circuit of V's rows."""
+    from fractions import Fraction
+
+    from verifier.arith.exact import exact_rank
+
+    c = [Fraction(x) for x in coefficients]
+    combo = [sum(ci * Fraction(float(V[i, j])) for ci, i in zip(c, witness)) for j in range(V.shape[1])]
+    return all(x != 0 for x in c) and not any(combo) and exact_rank(V[list(witness)]) == len(witness) - 1
+
+
 def test_hunt_finds_the_whole_sets_rank_deficiency():
+    """Which dependent 4-subset the float pivoted QR proposes depends on the
+    machine ((0, 4, 6, 7) on one, (3, 4, 6, 7) on another): the witness is
+    asserted to be a circuit, checked exactly, and named in the method."""
     r = kruskal_rank(LOW, exhaustive_limit=10, samples=0)
-    assert (r.lower, r.upper, r.witness, r.exhausted) == (1, 3, (0, 4, 6, 7), False)
-    assert "witness (rank deficiency of the whole set): dependent 4-subset [0, 4, 6, 7] => upper <= 3" in r.method
+    assert (r.lower, r.upper, len(r.witness), r.exhausted) == (1, 3, 4, False)
+    assert _is_circuit(LOW, r.witness, r.witness_coefficients)
+    named = ", ".join(str(i) for i in r.witness)
+    assert f"witness (rank deficiency of the whole set): dependent 4-subset [{named}] => upper <= 3" in r.method
     assert r.at_least(1) is Decision.TRUE and r.at_least(4) is Decision.FALSE and r.at_least(2) is Decision.UNDECIDED
 
 

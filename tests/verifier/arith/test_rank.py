@@ -74,13 +74,16 @@ def test_rank_deficient_full_row_rank_is_not_certified():
 
 def test_float_product_is_not_exactly_low_rank_and_higher_precision_finds_it():
     """A float64 product of rank-2 factors is rounded: its EXACT rank is full,
-    which the precision ladder can certify though floats call it rank 2."""
+    which the precision ladder certifies though floats call it rank 2.  Which
+    rung decides depends on this machine's float inverse (it may even raise
+    LinAlgError: then the ladder starts with the approximate solve), so only
+    the decision is asserted; test_float_failures_climb patches the float step."""
     rng = np.random.default_rng(2)
     A = rng.standard_normal((8, 2)) @ rng.standard_normal((2, 8))
     assert numerical_rank(A) == 2
     assert exact_rank(A) == 8
     res = certify_rank_lower_bound(A, k=8)
-    assert res.decision is Decision.TRUE and res.prec_bits > 128
+    assert res.decision is Decision.TRUE and res.certified_k == 8
 
 
 def test_wide_balls_are_undecided_not_wrong():

@@ -76,7 +76,7 @@ def test_subset_independence_float_prepass_agrees_with_mod_p_and_misses_no_depen
     """k >= FLOAT_FROM_K: the float certificate decides first; on exactly
     dependent subsets (a planted exact combination) it must say nothing, and
     where it certifies, elimination mod p agrees."""
-    from verifier.arith.independence import FLOAT_FROM_K, SubsetIndependence, _full_rank_mod_p, _PRIMES
+    from verifier.arith.independence import _PRIMES, FLOAT_FROM_K, SubsetIndependence, _full_rank_mod_p
 
     rng = np.random.default_rng(11)
     k, d, m = FLOAT_FROM_K + 2, FLOAT_FROM_K + 10, FLOAT_FROM_K + 20

@@ -85,8 +85,8 @@ def test_check_human_output(capsys):
 def test_headline_says_when_a_hypothesis_is_only_evidenced(capsys):
     """Assumption 1 on sampled subsets only: the conclusion may be
     certified, the hypothesis is not, and the headline says so."""
-    from verifier.cli.output import headline
     from verifier.arith.compare import Decision
+    from verifier.cli.output import headline
     from verifier.statements.evidence import Hypothesis, conclude
 
     ev = conclude("theorem1", Decision.TRUE, claimed="", measured="", certified=True, method="arb balls",
