@@ -85,11 +85,12 @@ def part_a_dkl(inst, lam: float = 40.0, *, prec: int = 128) -> arb:
     """d_KL(pi, f) for the construction (a), in balls: f(t)_j = log pi_t,j or -lambda."""
     with workprec(prec):
         acc, total = arb(0), arb(0)
+        P, W = inst.conditional_balls(), inst.prior_balls()
         for t in range(inst.T0):
             p = inst.conditionals[t]
-            logits = [ball_entry(x).log() if x > 0 else arb(-lam) for x in p]
-            w = ball_entry(inst.weights[t])
-            acc += w * kl_ball(list(p), logits)
+            logits = [P[t, j].log() if x > 0 else arb(-lam) for j, x in enumerate(p)]
+            w = W[t]
+            acc += w * kl_ball(list(P[t]), logits)
             total += w
         return acc / total
 
