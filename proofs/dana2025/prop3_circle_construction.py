@@ -100,7 +100,7 @@ def _limit_proof():
     return sp.limit(sp.log(1 + n * sp.exp(-lam * m)), lam, sp.oo) == 0
 
 
-@statement("dana_prop3", N=5, S=2, d=2, H=1)
+@statement("dana_prop3", requires=("Assumption 1 (point masses)", "d >= 2"), N=5, S=2, d=2, H=1)
 def check_dana_prop3(instance, *, prec: int = 128, seed: int = 0, rate: bool = False, lam: float = 20.0,
                      require_d2: bool = True, **options) -> Evidence:
     inst = instance

@@ -115,7 +115,8 @@ def eq13_bound(weights, conditionals, Lf, LT) -> tuple[arb, list]:
     return acc / total, per
 
 
-@statement("dana_thm1_eps", N=4, S=2, d=3, H=2, T0=8, conditionals="positive")
+@statement("dana_thm1_eps", requires=("Assumption 2 (positive conditionals)", "T_eps <= H d_h + d", "d_h <= d"),
+           N=4, S=2, d=3, H=2, T0=8, conditionals="positive")
 def check_dana_thm1_eps(instance, *, prec: int = 128, seed: int = 0, claim: str = "eq13", V=None, k=None,
                         **options) -> Evidence:
     inst = instance

@@ -224,6 +224,10 @@ def check_lemma4(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3,
             istar = max(range(n), key=lambda i: exact[1][i])  # the exact argmax of a
             R, g = saturation_constants_ball(b, ap, istar)
             gap_status.append(certainly_positive(g))
+            if gap_status[-1] is not Decision.TRUE:  # no certified gap: c0(eps) = (R + log(...)) / g is undefined
+                rows.append({"example": t, "i*": istar, "g": str(g), "R": str(R), "checks": [],
+                             "skipped": "the gap g is not certainly positive: c0(eps) undefined"})
+                continue
             c0 = c0_ball(R, g, eps, n)
             c0_up = upper(c0)
         c0_float = saturation_constant(float(R.mid()), float(g.mid()), eps, n)

@@ -13,15 +13,11 @@ reads.  User files (``.npz`` or ``.json``: ``N``, ``sequences`` and
 ``targets`` or ``conditionals``, optional ``prior``) pass the same validation:
 one line of :class:`~verifier.errors.InvalidInstance` for bad input.
 
-What a number in a file means (:meth:`SequenceInstance.conditional_balls`):
-a float in a user's file is known to its dtype's relative precision u
-(float64: 2^-53), so row t of the conditionals stands for every distribution
-q with q_j in [p_j/(1+u), p_j/(1-u)] (zeros exact) and sum q = 1; a row no
-such q exists for (|sum p - 1| > u sum p, exact rationals) is refused.  The
-checkers compute on balls enclosing all of them: a refutation holds for every
-distribution the floats could stand for.  Arrays given in Python are exact
-rationals; a row within 8 N eps of 1 but not exactly 1 is normalized exactly
-(p / sum p).  ``summary()["reading"]`` says which.
+What a number in a file means (:mod:`verifier.data.sequence_reading`): a
+float in a user's file is known to its dtype's precision, so a row of the
+conditionals stands for every distribution within that precision of it; the
+checkers compute on balls enclosing all of them.  ``summary()["reading"]``
+says which reading was used.
 
 >>> inst = make_sequence_instance(N=4, S=2, d=2, d_h=1, H=2, seed=0)
 >>> inst.T0, inst.claimed_capacity, inst.is_table    # T0 defaults to H d_h + d
@@ -36,16 +32,21 @@ from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
-from flint import arb, fmpq
 
-from verifier.data.precision import array_precision
+from verifier.data.sequence_reading import (
+    check_rows_in_simplex,
+    conditional_balls,
+    prior_balls,
+    reading_text,
+    rescaled_prior,
+    unit_roundoff,
+)
 from verifier.errors import InvalidInstance
 
 DATASET_KINDS = ("random", "all", "shared-last", "distinct-last")
 CONDITIONAL_KINDS = ("table", "table-distinct", "positive")
 DYADIC_BITS = 10  # generated conditionals are multiples of 2^-10
 MAX_VOCABULARY = 1024  # N: the checks build exact N x N Gram matrices and T0 x N tables
-PRECISION = {"float64": Fraction(1, 2**53), "float32": Fraction(1, 2**24), "float16": Fraction(1, 2**11)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,38 +108,15 @@ class SequenceInstance:
 
     @property
     def reading(self) -> str:
-        if self.unit_roundoff:
-            k = Fraction(self.unit_roundoff).denominator.bit_length() - 1
-            return (f"at the data's precision: each float stands for every value within relative 2^-{k} of it "
-                    "(a row: every such distribution summing to 1)")
-        sums = [sum(map(Fraction, row.tolist()), Fraction(0)) for row in self.conditionals]
-        off = max(abs(x - 1) for x in sums)
-        return "exact: floats read as the rationals they encode" + (
-            f"; rows not summing to 1 normalized exactly (p / sum p; max |sum - 1| = {float(off):.3g})" if off else "")
+        return reading_text(self.conditionals, self.unit_roundoff)
 
     def conditional_balls(self) -> np.ndarray:
-        """(T0, N) object array of arb balls at the working precision: exact
-        entries for an exact reading (p / sum p where a row misses 1); read at
-        precision u, an enclosure of q_j over every distribution q with q_j in
-        [p_j/(1+u), p_j/(1-u)] and sum q = 1 (zeros stay exactly 0)."""
-        u = Fraction(self.unit_roundoff)
-        out = np.empty(self.conditionals.shape, dtype=object)
-        for t, row in enumerate(self.conditionals.tolist()):
-            p = [Fraction(x) for x in row]
-            total = sum(p, Fraction(0))
-            for j, pj in enumerate(p):
-                if pj == 0 or not u:
-                    out[t, j] = arb(_fmpq(pj / total))
-                    continue
-                lo = max(pj / (1 + u), 1 - (total - pj) / (1 - u))
-                hi = min(pj / (1 - u), 1 - (total - pj) / (1 + u))
-                out[t, j] = arb(_fmpq(lo)).union(arb(_fmpq(hi)))
-        return out
+        """(T0, N) arb balls enclosing every distribution the rows stand for (:mod:`.sequence_reading`)."""
+        return conditional_balls(self.conditionals, self.unit_roundoff)
 
     def prior_balls(self) -> list:
         """The prior weights as balls (each within relative u when read at precision)."""
-        u = float(self.unit_roundoff)
-        return [arb(_fmpq(Fraction(w))) * (arb(1, 2 * u) if u else 1) for w in self.weights.tolist()]
+        return prior_balls(self.weights, self.unit_roundoff)
 
     def fingerprint(self) -> str:
         h = hashlib.sha256()
@@ -168,10 +146,6 @@ def _frozen(a, dtype=np.float64) -> np.ndarray:
     return a
 
 
-def _fmpq(x: Fraction) -> fmpq:
-    return fmpq(x.numerator, x.denominator)
-
-
 def _positive_int(name, v, minimum=1):
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < minimum:
         raise InvalidInstance(f"{name} = {v!r} must be an integer >= {minimum}")
@@ -188,30 +162,6 @@ def _vocabulary(N) -> int:
         raise InvalidInstance(f"N = {N} exceeds the largest vocabulary checked, {MAX_VOCABULARY} (the checks build "
                               "exact N x N Gram matrices and T0 x N tables)")
     return N
-
-
-def _rows_in_simplex(cond: np.ndarray, u: Fraction) -> None:
-    """Refuse a row that no distribution within relative u of its entries sums to 1 for (exact rationals);
-    with u = 0 (exact reading) a row within 8 N eps of 1 is accepted and later normalized exactly."""
-    N = cond.shape[1]
-    slack = u if u else Fraction(8 * N) * Fraction(np.finfo(np.float64).eps)
-    for t, row in enumerate(cond.tolist()):
-        total = sum(map(Fraction, row), Fraction(0))
-        if abs(total - 1) > slack * (total if u else 1):
-            how = f"relative {float(u):.3g} per entry (the data's precision)" if u else f"{float(slack):.1g}"
-            raise InvalidInstance(f"conditional row {t} sums to {float(total)!r} (1 - sum = {float(1 - total):.3g}), "
-                                  f"not 1 within {how}: give probabilities that sum to 1")
-
-
-def _rescaled_prior(w: np.ndarray) -> np.ndarray:
-    """The prior weights times a power of two (exact) so that the largest is in [1, 2): pi = w / sum w is
-    unchanged and sums cannot overflow; weights too far apart for that are refused."""
-    k = int(np.frexp(w.max())[1]) - 1
-    scaled = np.ldexp(w, -k)
-    if not np.all(np.ldexp(scaled, k) == w) or np.any(scaled == 0):
-        raise InvalidInstance(f"prior weights span {w.max():.3g} / {w.min():.3g}: too far apart to rescale exactly "
-                              "in float64")
-    return scaled
 
 
 def from_sequences(sequences, *, N: int, targets=None, conditionals=None, prior=None, d: int = 2,
@@ -260,14 +210,14 @@ def from_sequences(sequences, *, N: int, targets=None, conditionals=None, prior=
         cond = _checked_matrix("conditionals", conditionals, (T0, N))
         if np.any(cond < 0):
             raise InvalidInstance("conditionals have negative entries")
-        _rows_in_simplex(cond, Fraction(precision))
+        check_rows_in_simplex(cond, Fraction(precision))
     try:
         w = np.ones(T0) if prior is None else _checked_matrix("prior", np.reshape(prior, (1, -1)), (1, T0))[0]
     except ValueError as exc:
         raise InvalidInstance(f"array 'prior' must hold T0 = {T0} weights: {exc}") from None
     if np.any(w <= 0):
         raise InvalidInstance("the prior must be positive on every listed sequence (it lists the support)")
-    return SequenceInstance(N, _frozen(seqs, np.int64), _frozen(_rescaled_prior(w)), _frozen(cond), d, d_h, H,
+    return SequenceInstance(N, _frozen(seqs, np.int64), _frozen(rescaled_prior(w)), _frozen(cond), d, d_h, H,
                             kind=kind, seed=seed, source=source, unit_roundoff=Fraction(precision))
 
 
@@ -377,21 +327,11 @@ def load_sequences(path, *, d: int = 2, d_h: int | None = None, H: int = 1, eps:
     if N.size != 1 or N.dtype.kind not in "iuf" or not np.isfinite(N.ravel()[0]) or \
             float(N.ravel()[0]) != int(N.ravel()[0]):
         raise InvalidInstance(f"{p.name}: N must be one integer")
-    u = max((_unit_roundoff(arrays[k]) for k in ("conditionals", "prior") if k in arrays), default=Fraction(0))
+    u = max((unit_roundoff(arrays[k]) for k in ("conditionals", "prior") if k in arrays), default=Fraction(0))
     inst = from_sequences(arrays["sequences"], N=int(N.ravel()[0]), targets=arrays.get("targets"),
                           conditionals=arrays.get("conditionals"), prior=arrays.get("prior"), d=d, d_h=d_h,
                           H=H, kind="user", seed=None, source=f"file:{p.name}", precision=u)
     return replace(inst, eps=eps)
-
-
-def _unit_roundoff(a: np.ndarray) -> Fraction:
-    """The relative precision of a file's numbers (verifier.data.precision's model: integers and exact dyadics
-    are exact, other floats known to their dtype's unit roundoff)."""
-    a = np.asarray(a)
-    if a.dtype.kind not in "f" or a.size == 0 or not np.all(np.isfinite(a)):
-        return Fraction(0)  # integers are exact; non-finite or non-numeric arrays are refused later
-    with np.errstate(all="ignore"):
-        return Fraction(array_precision(a).unit_roundoff)
 
 
 def vary_sequence_options(base: dict, rng: np.random.Generator) -> dict:
