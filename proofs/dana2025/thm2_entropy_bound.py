@@ -21,9 +21,13 @@ d_KL(pi, L) <= d_KL(pi, f)).
 Checks
 ------
 1. ||W W^T - I||_inf <= C (exact Gram, C in balls).
-2. The right-hand side in balls.  (T1) Without C < 1/2 (d > 128 ln(N+1)),
+2. The right-hand side in balls, over every distribution the data stand
+   for (a file's floats at their precision: verifier.data.sequence_reading;
+   b >= 0 and the RHS has the sign of 1 - 2C for every distribution, and
+   the balls are cut there).  (T1) Without C < 1/2 (d > 128 ln(N+1)),
    1 - 2C < 0 and the RHS is negative for every non-uniform,
-   non-deterministic pi: certainly negative < 0 <= d_KL(pi, L): refuted.
+   non-deterministic pi: certainly negative < 0 <= d_KL(pi, L): refuted
+   (the message states C against 1/2).
    Otherwise d_KL(pi, L) <= RHS via d_KL(pi, L) = 0 (Prop. 2(a) / Prop. 3)
    or d_KL(pi, f) for the construction, in balls.
 3. (T3) lambda(t) exists iff W_j^T W_g < ||W_g||^2 (exact); (T4) f(t)_j =
