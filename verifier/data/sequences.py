@@ -47,6 +47,8 @@ DATASET_KINDS = ("random", "all", "shared-last", "distinct-last")
 CONDITIONAL_KINDS = ("table", "table-distinct", "positive")
 DYADIC_BITS = 10  # generated conditionals are multiples of 2^-10
 MAX_VOCABULARY = 1024  # N: the checks build exact N x N Gram matrices and T0 x N tables
+MAX_SEQUENCES = 2**16  # T0: the checks run each sequence through Eq. (2) in balls
+MAX_CONTEXT = 4096  # S
 
 
 @dataclass(frozen=True, eq=False)
@@ -196,6 +198,7 @@ def from_sequences(sequences, *, N: int, targets=None, conditionals=None, prior=
         raise InvalidInstance(f"sequence {seqs[first[np.argmax(counts > 1)]].tolist()} is listed more than once "
                               "(the support of pi lists each sequence once)")
     T0 = seqs.shape[0]
+    _sizes_fit(T0, seqs.shape[1])
     if conditionals is None:
         if targets is None:
             raise InvalidInstance("the dataset needs 'targets' (an association table) or 'conditionals'")
@@ -233,8 +236,29 @@ def _checked_matrix(name, a, shape) -> np.ndarray:
     return a
 
 
+def _sizes_fit(T0: int, S: int) -> None:
+    if T0 > MAX_SEQUENCES:
+        raise InvalidInstance(f"T0 = {T0} sequences exceed the largest support checked, {MAX_SEQUENCES}")
+    if S > MAX_CONTEXT:
+        raise InvalidInstance(f"S = {S} exceeds the longest sequence checked, {MAX_CONTEXT}")
+
+
+def _distinct_rows(rng, N: int, width: int, T0: int) -> np.ndarray:
+    """T0 distinct rows of ``width`` tokens (uniform without replacement; for N^width beyond int64, rows
+    drawn at random and redrawn until distinct)."""
+    room = N ** width
+    if room <= 2**62:
+        codes = rng.choice(room, size=T0, replace=False)
+        return np.array([np.unravel_index(k, (N,) * width) for k in codes]).reshape(T0, width)
+    rows = rng.integers(0, N, (T0, width))
+    while np.unique(rows, axis=0).shape[0] < T0:  # pragma: no cover - a collision among N^width >= 2^62
+        rows = rng.integers(0, N, (T0, width))
+    return rows
+
+
 def _draw_sequences(rng, N, S, T0, dataset) -> np.ndarray:
     if dataset == "all":
+        _sizes_fit(N ** S if S * N.bit_length() < 64 else MAX_SEQUENCES + 1, S)
         return np.array(np.meshgrid(*[np.arange(N)] * S, indexing="ij")).reshape(S, -1).T
     if dataset == "distinct-last":
         if T0 > N:
@@ -245,13 +269,10 @@ def _draw_sequences(rng, N, S, T0, dataset) -> np.ndarray:
         room = N ** (S - 1)
         if T0 > room:
             raise InvalidInstance(f"T0 = {T0} sequences ending in the same token need N^(S-1) >= T0 ({room})")
-        heads = rng.choice(room, size=T0, replace=False)
-        prefix = np.array([np.unravel_index(k, (N,) * (S - 1)) for k in heads]).reshape(T0, S - 1)
-        return np.column_stack([prefix, np.zeros(T0, dtype=np.int64)])
+        return np.column_stack([_distinct_rows(rng, N, S - 1, T0), np.zeros(T0, dtype=np.int64)])
     if T0 > N ** S:
         raise InvalidInstance(f"T0 = {T0} distinct sequences need N^S >= T0 (N^S = {N ** S})")
-    codes = rng.choice(N ** S, size=T0, replace=False)
-    return np.array([np.unravel_index(k, (N,) * S) for k in codes]).reshape(T0, S)
+    return _distinct_rows(rng, N, S, T0)
 
 
 def dyadic_simplex_rows(rng, T0: int, N: int, bits: int = DYADIC_BITS) -> np.ndarray:
@@ -283,6 +304,7 @@ def make_sequence_instance(*, N: int = 5, S: int = 2, d: int = 3, d_h: int | Non
     T0 = H * d_h + d if T0 is None else _positive_int("T0", T0)
     if eps is not None and not 0 < eps < 1:
         raise InvalidInstance(f"eps = {eps!r} must lie in (0, 1)")
+    _sizes_fit(T0, S)
     rng = np.random.default_rng(seed)
     seqs = _draw_sequences(rng, N, S, T0, dataset)
     T0 = seqs.shape[0]

@@ -180,3 +180,10 @@ def test_prop3_equality_case_is_decided_exactly():
     assert all(r["d_KL <= bound by"].startswith("exact term-wise") for r in ev.measured["per eta"])
     assert check_dana_prop3(make_sequence_instance(N=5, S=2, d=2, H=1, seed=0)).measured["per eta"][0][
         "d_KL <= bound by"] == "balls"
+
+
+def test_token_spaces_beyond_int64_are_drawn_without_overflow():
+    inst = make_sequence_instance(N=1024, S=10, d=3, H=2, seed=0)  # N^S = 2^100
+    assert inst.T0 == 9 and np.unique(inst.sequences, axis=0).shape[0] == 9 and inst.sequences.max() < 1024
+    with pytest.raises(InvalidInstance, match="largest support checked"):
+        make_sequence_instance(N=1024, S=3, dataset="all")

@@ -162,6 +162,8 @@ CASES = [
     ("check dana_prop3 --N 1", 2, "bad-input", "N = 1"),
     ("check dana_prop3 --data {d}/dana_bign.json", 2, "bad-input", "largest vocabulary"),
     ("check dana_thm1_eps0 --N 1000000000000", 2, "bad-input", "largest vocabulary"),
+    ("check dana_thm1_eps0 --N 1024 --S 3 --dataset all", 2, "bad-input", "largest support checked"),
+    ("check dana_thm1_eps0 --S 100000000", 2, "bad-input", "longest sequence checked"),
     ("check dana_thm1_eps --data {d}/dana_heavy.json --d 2 --dh 1 --H 1", 2, "hypotheses-unmet",
      "T_eps <= H d_h + d refuted (T_eps = 4"),
     ("check dana_thm2 --data {d}/dana_decimals.json --d 2 --H 1", 1, "refuted", "C = 4.71 >= 1/2"),
