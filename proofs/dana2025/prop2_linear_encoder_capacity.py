@@ -85,7 +85,10 @@ def part_a_dkl(inst, lam: float = 40.0, *, prec: int = 128) -> arb:
     """d_KL(pi, f) for the construction (a), in balls: f(t)_j = log pi_t,j or -lambda."""
     with workprec(prec):
         acc, total = arb(0), arb(0)
-        P, W = inst.conditional_balls(), inst.prior_balls()
+        # the claim is for EVERY pi (sympy: softmax(P log p) = p); the balls check one genuine pi of the data:
+        # p / sum p exactly (read at precision, the box's independent entries would blur a KL of exactly 0)
+        exact = inst.replace(unit_roundoff=0)
+        P, W = exact.conditional_balls(), exact.prior_balls()
         for t in range(inst.T0):
             p = inst.conditionals[t]
             logits = [P[t, j].log() if x > 0 else arb(-lam) for j, x in enumerate(p)]

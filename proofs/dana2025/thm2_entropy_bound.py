@@ -87,18 +87,27 @@ def gram_construction(N: int, d: int, seed: int, tries: int = 20) -> tuple[np.nd
 def _b(ent: arb, N: int) -> arb:
     """b = log((N-1)/(e^{-H} - 1)) with -H = entropy <= log N, so b >= 0: the ball is cut at 0 (an entropy
     ball read at the data's precision also holds non-distributions, whose "entropy" exceeds log N)."""
-    return (arb(N - 1) / (ent.exp() - 1)).log().nonnegative_part()
+    return (arb(N - 1) / ent.expm1()).log().nonnegative_part()
 
 
-def _entropy(pb) -> arb:
-    """-sum q log q over a row of balls (exact zeros contribute 0)."""
-    return -sum((x * x.log() for x in pb if not x.is_zero()), arb(0))
+def _rest(pb, g: int) -> arb:
+    """1 - q_g as the sum of the other entries (accurate when q_g is within 1e-170 of 1)."""
+    return sum((x for j, x in enumerate(pb) if j != g), arb(0))
+
+
+def _entropy(pb, g: int | None = None) -> arb:
+    """-sum q log q over a row of balls (exact zeros contribute 0); the mode's log q_g as log1p(-(1 - q_g))."""
+    g = max(range(len(pb)), key=lambda j: float(pb[j].mid())) if g is None else g
+    rest = _rest(pb, g)
+    ent = -sum((x * x.log() for j, x in enumerate(pb) if j != g and not x.is_zero()), arb(0))
+    return ent - pb[g] * (-rest).log1p()
 
 
 def _limit_zero(inst, p) -> bool:
-    """Deterministic, or exactly uniform in an exact reading: the term's limit is 0.  (A float-uniform row read
+    """Deterministic (one nonzero entry: [1e-170, 1.0] is not), or exactly uniform in an exact reading: the
+    term's limit is 0.  (A float-uniform row read
     at precision stands for near-uniform rows too: its term is computed in balls.)"""
-    return bool(p.max() == 1 or (not inst.unit_roundoff and np.all(p == p[0])))
+    return bool(np.count_nonzero(p) == 1 or (not inst.unit_roundoff and np.all(p == p[0])))
 
 
 def entropy_bound(inst, C: arb) -> tuple[arb, list]:
@@ -108,7 +117,7 @@ def entropy_bound(inst, C: arb) -> tuple[arb, list]:
     ws = inst.prior_balls()
     P = inst.conditional_balls()
     total = sum(ws[1:], ws[0])
-    acc, rows = arb(0), []
+    acc, rows, parts = arb(0), [], []
     for t, w in enumerate(ws):
         p = inst.conditionals[t]
         g = int(np.argmax(p))
@@ -116,13 +125,26 @@ def entropy_bound(inst, C: arb) -> tuple[arb, list]:
             rows.append((float(p[g]), None, 0.0))
             continue
         pb = list(P[t])
-        ent = _entropy(pb)
-        rest = 1 - pb[g]
+        ent = _entropy(pb, g)
+        rest = _rest(pb, g)
         tv = sum((abs(pb[j] / rest - arb(1) / (N - 1)) for j in range(N) if j != g), arb(0)) / 2
         term = rest * (1 + 2 * C + C * tv) / (1 - 2 * C) * _b(ent, N)
         acc += w * term
+        parts.append(w * term)
         rows.append((float(p[g]), float(ent.mid()), float(term.mid())))
-    return _signed(acc / total, 1 - 2 * C), rows
+    return _signed(acc / total, 1 - 2 * C), rows, _negative_by_terms(parts, total, 1 - 2 * C)
+
+
+def _shown(rhs: arb) -> str:
+    if certainly_less(rhs, arb(0)) is Decision.TRUE:
+        return f"{float(rhs.mid()):.3g}"
+    return f"in {rhs.str(3, radius=True)} (every term <= 0, one certainly < 0)"
+
+
+def _negative_by_terms(parts, total: arb, scale: arb) -> bool:
+    """1 - 2C < 0 makes every term <= 0 for every distribution, so the RHS is at most its most negative term:
+    certainly < 0 when one term is (a ball of the sum cannot show it when the terms' sizes differ by 1e150)."""
+    return bool(scale < 0 and any(certainly_less(x / total, arb(0)) is Decision.TRUE for x in parts))
 
 
 def _signed(rhs: arb, scale: arb) -> arb:
@@ -133,6 +155,16 @@ def _signed(rhs: arb, scale: arb) -> arb:
     if scale < 0:
         return -(-rhs).nonnegative_part()
     return rhs
+
+
+def _data_precision_is_the_cause(inst, C: arb, prec: int) -> bool:
+    """Whether the same RHS on the floats read as exact rationals (p / sum p) has a decided sign."""
+    if not inst.unit_roundoff:
+        return False
+    with workprec(prec):
+        exact, _, negative = entropy_bound(inst.replace(unit_roundoff=0), C)
+        return negative or certainly_less_equal(arb(0), exact) is Decision.TRUE or \
+            certainly_less(exact, arb(0)) is Decision.TRUE
 
 
 def _solve_lambda(G_col: np.ndarray, den: int, g: int, ent: float) -> float:
@@ -190,7 +222,7 @@ def check_dana_thm2(instance, *, prec: int = 128, seed: int = 0, claim: str = "b
     with workprec(prec):
         C = (32 * arb(N + 1).log() / d).sqrt()
         gram_ok = certainly_less_equal(arb(off) / den, C)
-        rhs, rows = entropy_bound(inst, C)
+        rhs, rows, negative = entropy_bound(inst, C)
     trail = [Step(f"W: {how}; exact Gram", "(T2)", {"max |W W^T - I|": off / den, "C": float(C.mid()),
                                                    "C < 1/2": float(C.mid()) < 0.5}),
              Step("RHS of Thm. 2 in balls", "Thm. 2", {"RHS": str(rhs), "per sequence (pi_g, entropy, term)": rows[:8]})]
@@ -201,14 +233,14 @@ def check_dana_thm2(instance, *, prec: int = 128, seed: int = 0, claim: str = "b
     if gram_ok is not Decision.TRUE:
         return conclude("dana_thm2", Decision.UNDECIDED, claimed=claimed, measured=measured, trail=trail,
                         reason="no sign matrix with ||W W^T - I||_inf <= C found (decides nothing)")
-    if certainly_less(rhs, arb(0)) is Decision.TRUE:
+    if negative or certainly_less(rhs, arb(0)) is Decision.TRUE:
         with workprec(prec):
             big_C = certainly_less_equal(arb(1) / 2, C)
         why = (f"(T1) C = {float(C.mid()):.3g} >= 1/2 (the hypothesis C < 1/2, i.e. d > 128 ln(N+1), is missing)"
                if big_C is Decision.TRUE else f"C = {float(C.mid()):.3g} < 1/2")
         return conclude("dana_thm2", Decision.FALSE, claimed=claimed, measured=measured, certified=True,
                         method="arb balls", prec_bits=prec, margin=upper(rhs), trail=trail,
-                        reason=f"{why}: the RHS is {float(rhs.mid()):.3g} < 0 <= d_KL(pi, L) for every distribution "
+                        reason=f"{why}: the RHS is {_shown(rhs)} < 0 <= d_KL(pi, L) for every distribution "
                         "the data stand for")
     up = linear_class_upper(inst)
     why_undecided = "the construction's d_KL is above the RHS: d_KL(pi, L) may still be below it (inconclusive)"
@@ -217,9 +249,9 @@ def check_dana_thm2(instance, *, prec: int = 128, seed: int = 0, claim: str = "b
         measured["d_KL(pi, L) <="] = up["value"]
         trail.append(Step("d_KL(pi, L) = 0 (Prop. 2(a) / Prop. 3)", "dana_prop2/3", {"why": up["why"]}))
         why_undecided = (f"the RHS ball {rhs.str(5, radius=True)} meets d_KL(pi, L) = {up['value']}: its sign is not "
-                         "decided at this precision" + (" (nor by --prec: the enclosure over the box of distributions the data "
-                                                        "stand for is this wide)"
-                                                        if inst.unit_roundoff else " (raise --prec)"))
+                         "decided " + ("for every distribution the data stand for (the floats read as exact rationals "
+                                       "would decide it: --prec cannot)" if _data_precision_is_the_cause(inst, C, prec)
+                                       else "at this working precision: raise --prec"))
     else:
         with workprec(prec):
             val, lams = construction_dkl(inst, S, den)
@@ -254,7 +286,7 @@ def t4_step(inst, *, seed: int = 0, prec: int = 128) -> dict:
             if not 0 < ent_f < math.log(inst.N) - 1e-12 or any(G[j, g] >= G[g, g] for j in range(inst.N) if j != g):
                 continue
             lam = _solve_lambda(G[:, g], den, g, ent_f) * (1 - 1e-9)
-            ent = _entropy(list(P[t]))
+            ent = _entropy(list(P[t]), g)
             F = sum(((arb(lam) * arb(float(G[j, g] - G[g, g])) / den).exp() for j in range(inst.N)), arb(0)).log()
             if certainly_less(ent, F) is not Decision.TRUE:  # lambda_lo must satisfy F(lambda_lo) > entropy
                 continue
@@ -280,8 +312,8 @@ def jensen_step(inst) -> dict:
             continue
         pb = list(P[t])
         ws.append(W[t])
-        rests.append(1 - pb[int(np.argmax(p))])
-        ents.append(_entropy(pb))
+        rests.append(_rest(pb, int(np.argmax(p))))
+        ents.append(_entropy(pb, int(np.argmax(p))))
     if len(ws) < 2:
         return {"applies": False}
     total = sum(ws[1:], ws[0])

@@ -68,6 +68,17 @@ def test_a_refutation_says_which_side_of_one_half_c_is(tmp_path):
     assert check_dana_thm2(inst.replace(d=178)).verdict == "verified"  # C < 1/2 there
 
 
+def test_a_tiny_positive_entry_is_not_a_point_mass(tmp_path):
+    """[1e-170, 1.0] sums to 1 within float64 precision and is not deterministic: its Thm. 2 term is
+    -4.9e-168 < 0, next to a near-uniform row whose term is <= 0 for every distribution (C > 1/2)."""
+    rows = [[1e-170, 1.0], [0.5, 0.5]]
+    inst = load_sequences(_file(tmp_path, N=2, sequences=[[0, 0], [1, 1]], conditionals=rows), d=2, H=1, d_h=1)
+    ev = check_dana_thm2(inst)
+    assert ev.verdict == "refuted" and "one certainly < 0" in ev.reason
+    exact = from_sequences(np.array([[0, 0], [1, 1]]), N=2, conditionals=np.array([[0.5, 0.5], [0.5, 0.5]]), d=2)
+    assert check_dana_thm2(exact).verdict == "verified"  # exactly uniform: every term is 0 = d_KL(pi, L)
+
+
 def _rhs_mp(q, C):
     """Thm. 2's right-hand side for one sequence in mpmath (q a genuine distribution)."""
     N, g = len(q), max(range(len(q)), key=lambda j: q[j])
