@@ -75,8 +75,9 @@ def unembedding_circle(N: int, d: int) -> tuple[np.ndarray, float]:
     if d >= 2:
         W[:, 1] = [float(b) for _, b in pts]
     G = W @ W.T
-    m = min(G[j, j] - G[j, k] for j in range(N) for k in range(N) if j != k)
-    return W, m
+    gaps = np.diag(G)[:, None] - G
+    np.fill_diagonal(gaps, np.inf)
+    return W, float(gaps.min())
 
 
 def memorize_table(inst, *, seed: int = 0, prec: int = 128, attempts: int = 3, optimize: bool = True,

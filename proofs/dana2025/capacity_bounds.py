@@ -46,13 +46,14 @@ def aot_class_floor(inst, *, prec: int = 128) -> dict:
     k = min(inst.H * inst.d_h, inst.d)
     with workprec(prec):
         if k == 0:  # identical logits per group: the exact (Gibbs) floor is the sharpest
-            floor = shared_logits_floor(groups, inst.weights, inst.conditionals)
+            floor = shared_logits_floor(groups, inst.weights, inst.conditionals,
+                                        balls=(inst.prior_balls(), inst.conditional_balls()))
             if floor > 0:
                 return {"kappa0": lower(floor), "k": 0, "method": "identical logits per last token (H = 0): "
                         "Gibbs / q_a q_b <= 1/4", "certificate": {"floor ball": str(floor)}}
         if inst.is_positive and k < inst.N - 1:
             res = subspace_floor(inst.weights, inst.conditionals, [g for g in groups if len(g) >= k + 2], k,
-                                 affine=True, prec=prec)
+                                 affine=True, prec=prec, balls=(inst.prior_balls, inst.conditional_balls))
             if res["decision"] is Decision.TRUE:
                 return {"kappa0": res["kappa0"], "k": k, "method": "affine subspace floor (Pinsker + "
                         "Eckart-Young, per last-token group)", "certificate": res}

@@ -43,7 +43,9 @@ from .corollary1_associations import check_associations
 __all__ = ["check_dana_contrib1"]
 
 
-@statement("dana_contrib1", writes_weights=True, N=8, S=2, d=3, d_h=2, H=2)
+@statement("dana_contrib1", writes_weights=True,
+           requires=("Assumption 1 (point masses)", "T0 <= H d_h + d", "d_h <= d (App. A.1)"),
+           N=8, S=2, d=3, d_h=2, H=2)
 def check_dana_contrib1(instance, *, prec: int = 128, seed: int = 0, save_weights: str | None = None,
                         **options) -> Evidence:
     return check_associations("dana_contrib1", instance, d_required=None, prec=prec, seed=seed,

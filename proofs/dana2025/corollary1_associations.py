@@ -62,7 +62,7 @@ def check_associations(sid: str, inst, *, d_required: int | None, prec: int = 12
                        save_weights: str | None = None) -> Evidence:
     X = inst.H * inst.d_h + inst.d
     hyps = [_hyp("Assumption 1 (point masses)", inst.is_table, f"kind {inst.kind}"),
-            _hyp(f"T0 <= H d_h + d = {X}", inst.T0 <= X, f"T0 = {inst.T0}"),
+            _hyp("T0 <= H d_h + d", inst.T0 <= X, f"T0 = {inst.T0}, H d_h + d = {X}"),
             _hyp("d_h <= d (App. A.1)", inst.d_h <= inst.d, f"d_h = {inst.d_h}, d = {inst.d}")]
     if d_required is not None:
         hyps.insert(1, _hyp(f"d = {d_required}", inst.d == d_required, f"d = {inst.d}"))
@@ -79,7 +79,8 @@ def check_associations(sid: str, inst, *, d_required: int | None, prec: int = 12
         return conclude(sid, Decision.FALSE, claimed=claimed, measured={"impossible": imp["why"]}, hypotheses=hyps,
                         certified=True, method="exact", certificates=[imp["certificate"]], trail=trail,
                         reason=imp["why"])
-    res = memorize_table(inst, seed=seed, prec=prec)
+    applies = all(h.status == "certified" for h in hyps)  # outside them: the route only, no optimization
+    res = memorize_table(inst, seed=seed, prec=prec, optimize=applies)
     if res["route"] is not None:
         trail.append(Step("Exact route with W_U rows on the unit circle, E(t) = u_g + xi_t", "App. A.2, D1, D6",
                           exact_route_trail_data(res["route"])))
@@ -136,7 +137,9 @@ def check_upper_reading(inst, weights: AoTWeights, *, prec: int = 128) -> Eviden
                     reason=f"certified weights memorize all {inst.T0} > {X} associations" if refuted else "")
 
 
-@statement("dana_corollary1", writes_weights=True, N=6, S=2, d=2, d_h=1, H=2)
+@statement("dana_corollary1", writes_weights=True,
+           requires=("Assumption 1 (point masses)", "d = 2", "T0 <= H d_h + d", "d_h <= d (App. A.1)"),
+           N=6, S=2, d=2, d_h=1, H=2)
 def check_dana_corollary1(instance, *, prec: int = 128, seed: int = 0, save_weights: str | None = None,
                           claim: str = "corollary", weights: AoTWeights | None = None, **options) -> Evidence:
     if claim == "upper":

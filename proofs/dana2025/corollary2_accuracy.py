@@ -59,7 +59,7 @@ def accuracy_bound(N: int, T0: int, X: int) -> Fraction:
     return Fraction(1, N) + (1 - Fraction(1, N)) * Fraction(X, T0)
 
 
-@statement("dana_corollary2", N=6, S=2, d=2, d_h=1, H=2)
+@statement("dana_corollary2", requires=("Assumption 1 (point masses)", "uniform prior"), N=6, S=2, d=2, d_h=1, H=2)
 def check_dana_corollary2(instance, *, prec: int = 128, seed: int = 0, **options) -> Evidence:
     inst = instance
     X = inst.H * inst.d_h + inst.d

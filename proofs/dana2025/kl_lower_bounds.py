@@ -81,9 +81,11 @@ def ordering_floor(targets, weights) -> dict:
             "claim": "for every w in R^N at most 2 tokens are a unique max or min of w"}
 
 
-def shared_logits_floor(groups, weights, conditionals) -> arb:
-    """A floor of d_KL when the sequences of each group share their logits."""
-    w = [ball_entry(x) for x in weights]
+def shared_logits_floor(groups, weights, conditionals, *, balls=None) -> arb:
+    """A floor of d_KL when the sequences of each group share their logits; ``balls`` = (prior balls,
+    conditional balls) of the instance (the values the data stand for; default: the floats, exact)."""
+    w = [ball_entry(x) for x in weights] if balls is None else list(balls[0])
+    Pb = np.asarray(conditionals) if balls is None else balls[1]
     total = sum(w[1:], w[0])
     acc = arb(0)
     for idx in groups:
@@ -101,10 +103,18 @@ def shared_logits_floor(groups, weights, conditionals) -> arb:
             continue
         wg = [w[i] for i in idx]
         mass = sum(wg[1:], wg[0])
-        mix = [sum((wi * ball_entry(P[r, j]) for r, wi in enumerate(wg)), arb(0)) / mass for j in range(P.shape[1])]
+        B = Pb[list(idx)]
+        mix = [sum((wi * ball_entry(B[r, j]) for r, wi in enumerate(wg)), arb(0)) / mass for j in range(P.shape[1])]
         logmix = [m.log() for m in mix]
-        acc += sum((wi * kl_ball(list(P[r]), logmix) for r, wi in enumerate(wg)), arb(0))
+        acc += sum((wi * kl_ball(list(B[r]), logmix) for r, wi in enumerate(wg)), arb(0))
     return acc / total
+
+
+def _row_min(row) -> arb:
+    out = row[0]
+    for x in row[1:]:
+        out = out.min(x)
+    return out
 
 
 def centered_log_targets(conditionals) -> arb_mat:
@@ -142,19 +152,22 @@ def _rho_squared(C: arb_mat, idx, k: int, affine: bool, prec: int) -> arb:
     return s * s if s > 0 else arb(0)  # sigma^2 >= s^2 because sigma >= s > 0
 
 
-def subspace_floor(weights, conditionals, groups, k: int, *, affine: bool = True, prec: int = 128) -> dict:
+def subspace_floor(weights, conditionals, groups, k: int, *, affine: bool = True, prec: int = 128,
+                   balls=None) -> dict:
     """The largest kappa (within a factor 1.05, from a float search) for which
     N sum_t delta_t(kappa)^2 < sum_g rho_g^2 is CERTIFIED: then every model
     whose centered logits lie, group by group, in a k-dim (affine) subspace
-    has d_KL > kappa.  Needs positive conditionals."""
+    has d_KL > kappa.  Needs positive conditionals.  ``balls``: as in
+    :func:`shared_logits_floor` (``balls[1]`` called at the working precision)."""
     P = np.asarray(conditionals, dtype=np.float64)
     T0, N = P.shape
     with workprec(prec):
-        wb = [ball_entry(x) for x in weights]
+        wb = [ball_entry(x) for x in weights] if balls is None else list(balls[0]())
+        Pb = P if balls is None else balls[1]()
         total = sum(wb[1:], wb[0])
         pi = [x / total for x in wb]
-        pmin = [ball_entry(float(P[t].min())) for t in range(T0)]
-        C = centered_log_targets(P)
+        pmin = [_row_min([ball_entry(x) for x in Pb[t]]) for t in range(T0)]
+        C = centered_log_targets(Pb)
         rho2 = sum((_rho_squared(C, g, k, affine, prec) for g in groups), arb(0))
         members = sorted({t for g in groups for t in g})
 

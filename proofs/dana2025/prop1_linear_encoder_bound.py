@@ -84,7 +84,7 @@ def check_dana_prop1(instance, *, prec: int = 128, seed: int = 0, weights: AoTWe
         L = logits_ball(inst.sequences, BallAoT.from_weights(w))
         if bias is not None:
             L = L + to_arb_mat(np.asarray(bias, dtype=np.float64)[None, :].repeat(inst.T0, 0))
-        value = dkl_ball(inst.weights, inst.conditionals, L)
+        value = dkl_ball(inst.prior_balls(), inst.conditional_balls(), L)
         low, why = linear_class_lower(inst)
         nulls = exact_nullspace(np.asarray(w.W_U).T)  # v with v^T W_U = 0
         annihilated = all((arb_mat([[x for x in v]]) * L.transpose())[0, t].contains(0)

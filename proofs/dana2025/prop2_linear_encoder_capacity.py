@@ -48,7 +48,7 @@ from flint import arb
 from verifier.arith.compare import Decision, certainly_less_equal, lower, upper, workprec
 from verifier.arith.structure import SymbolicIdentity
 from verifier.data.sequences import from_sequences, make_sequence_instance
-from verifier.model.aot_balls import ball_entry, kl_ball
+from verifier.model.aot_balls import kl_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.registry import construction, negative_control, statement
 
@@ -84,11 +84,15 @@ def part_a_dkl(inst, lam: float = 40.0, *, prec: int = 128) -> arb:
     """d_KL(pi, f) for the construction (a), in balls: f(t)_j = log pi_t,j or -lambda."""
     with workprec(prec):
         acc, total = arb(0), arb(0)
+        # the claim is for EVERY pi (sympy: softmax(P log p) = p); the balls check one genuine pi of the data:
+        # p / sum p exactly (read at precision, the box's independent entries would blur a KL of exactly 0)
+        exact = inst.replace(unit_roundoff=0)
+        P, W = exact.conditional_balls(), exact.prior_balls()
         for t in range(inst.T0):
             p = inst.conditionals[t]
-            logits = [ball_entry(x).log() if x > 0 else arb(-lam) for x in p]
-            w = ball_entry(inst.weights[t])
-            acc += w * kl_ball(list(p), logits)
+            logits = [P[t, j].log() if x > 0 else arb(-lam) for j, x in enumerate(p)]
+            w = W[t]
+            acc += w * kl_ball(list(P[t]), logits)
             total += w
         return acc / total
 

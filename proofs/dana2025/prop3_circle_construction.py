@@ -99,7 +99,7 @@ def _limit_proof():
     return sp.limit(sp.log(1 + n * sp.exp(-lam * m)), lam, sp.oo) == 0
 
 
-@statement("dana_prop3", N=5, S=2, d=2, H=1)
+@statement("dana_prop3", requires=("Assumption 1 (point masses)", "d >= 2"), N=5, S=2, d=2, H=1)
 def check_dana_prop3(instance, *, prec: int = 128, seed: int = 0, rate: bool = False, lam: float = 20.0,
                      require_d2: bool = True, **options) -> Evidence:
     inst = instance
@@ -132,6 +132,9 @@ def check_dana_prop3(instance, *, prec: int = 128, seed: int = 0, rate: bool = F
     pts = rational_circle_points(N)
     G = _gram(pts)
     m = min(1 - G[j][k] for j in range(N) for k in range(N) if j != k)
+    # exact: every exponent lambda (1 - u_j.u_g) >= lambda m, so each sequence's log(1 + sum_{j != g} ...) is at
+    # most log(1 + (N-1) e^{-lambda m}) and so is their average (equality when N = 2: the balls cannot tell)
+    termwise = all(1 - G[j][k] >= m for j in range(N) for k in range(N) if j != k)
     rows, decisions = [], []
     with workprec(prec):
         for eta in ETAS:
@@ -139,8 +142,12 @@ def check_dana_prop3(instance, *, prec: int = 128, seed: int = 0, rate: bool = F
             value = circle_dkl(g, w, lam_eta, gram=G)
             bound = (1 + arb(N - 1) * (-arb(lam_eta) * arb(m)).exp()).log()
             d1, d2 = certainly_less_equal(value, bound), certainly_less(bound, arb(eta))
+            how = "balls"
+            if d1 is Decision.UNDECIDED and termwise:
+                d1, how = Decision.TRUE, "exact term-wise comparison (1 - u_j.u_g >= m)"
             decisions += [d1, d2]
-            rows.append({"eta": eta, "lambda": lam_eta, "d_KL upper": upper(value), "bound upper": upper(bound)})
+            rows.append({"eta": eta, "lambda": lam_eta, "d_KL upper": upper(value), "bound upper": upper(bound),
+                         "d_KL <= bound by": how})
     limit = _limit_proof()
     decision = Decision.all(decisions + [Decision.TRUE if limit else Decision.UNDECIDED])
     return conclude("dana_prop3", decision, claimed="d_KL(pi, L) = 0 (an infimum over lambda)",

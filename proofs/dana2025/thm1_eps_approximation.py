@@ -46,6 +46,8 @@ arXiv:2411.10115, Thm. 1 p. 3, App. A.3 p. 14 eqs. (13)-(14), footnote 8; DANA20
 """
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 from flint import arb, fmpq_mat
 
@@ -66,12 +68,18 @@ DEFAULT_EPS = 0.25
 
 
 def heaviest_sequences(weights, eps: float) -> np.ndarray:
-    """The T_eps heaviest sequences: the shortest prefix (by weight) with mass > 1 - eps."""
+    """The T_eps heaviest sequences: the shortest prefix (by weight) with mass > 1 - eps, in exact
+    rationals (no overflow at weights near 1e308, no rounding at a mass of exactly 1 - eps)."""
     w = np.asarray(weights, dtype=np.float64)
     order = np.argsort(-w, kind="stable")
-    mass = np.cumsum(w[order]) / w.sum()
-    k = int(np.argmax(mass > 1 - eps)) + 1
-    return np.sort(order[:k])
+    exact = [Fraction(float(x)) for x in w[order]]
+    total, need = sum(exact, Fraction(0)), 1 - Fraction(eps)
+    mass = Fraction(0)
+    for k, x in enumerate(exact, 1):
+        mass += x
+        if mass > need * total:
+            return np.sort(order[:k])
+    return np.sort(order)
 
 
 def rational_orthogonal(n: int, seed: int) -> fmpq_mat:
@@ -107,7 +115,8 @@ def eq13_bound(weights, conditionals, Lf, LT) -> tuple[arb, list]:
     return acc / total, per
 
 
-@statement("dana_thm1_eps", N=4, S=2, d=3, H=2, T0=8, conditionals="positive")
+@statement("dana_thm1_eps", requires=("Assumption 2 (positive conditionals)", "T_eps <= H d_h + d", "d_h <= d"),
+           N=4, S=2, d=3, H=2, T0=8, conditionals="positive")
 def check_dana_thm1_eps(instance, *, prec: int = 128, seed: int = 0, claim: str = "eq13", V=None, k=None,
                         **options) -> Evidence:
     inst = instance
@@ -137,9 +146,10 @@ def check_dana_thm1_eps(instance, *, prec: int = 128, seed: int = 0, claim: str 
     with workprec(prec):
         LT = logits_ball(inst.sequences, model)
         Lf = to_arb_mat((W @ E).T)
-        dT = dkl_ball(inst.weights, inst.conditionals, LT)
-        df = dkl_ball(inst.weights, inst.conditionals, Lf)
-        B, per = eq13_bound(inst.weights, inst.conditionals, Lf, LT)
+        ws, P = inst.prior_balls(), inst.conditional_balls()  # every distribution the data stand for
+        dT = dkl_ball(ws, P, LT)
+        df = dkl_ball(ws, P, Lf)
+        B, per = eq13_bound(ws, P, Lf, LT)
         decision = certainly_less_equal(abs(dT - df), B)
     if decision is Decision.UNDECIDED and len(rows) == inst.T0 and how.startswith("exact route"):
         decision = Decision.TRUE  # T = f exactly on every sequence (route certificate): both sides are 0

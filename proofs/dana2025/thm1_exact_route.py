@@ -102,7 +102,8 @@ def _step_claim(step: str, inst, route, E, *, seed: int, prec: int):
     return ("step (iv): det G != 0", res["decision"], res, [])
 
 
-@statement("dana_thm1_eps0", writes_weights=True, N=5, S=2, d=3, H=2)
+@statement("dana_thm1_eps0", writes_weights=True, requires=("T0 <= H d_h + d", "d_h <= d (App. A.1)"),
+           N=5, S=2, d=3, H=2)
 def check_dana_thm1_eps0(instance, *, prec: int = 128, seed: int = 0, save_weights: str | None = None,
                          step: str | None = None, targets=None, route_params: RouteParameters | None = None,
                          **options) -> Evidence:

@@ -21,9 +21,13 @@ d_KL(pi, L) <= d_KL(pi, f)).
 Checks
 ------
 1. ||W W^T - I||_inf <= C (exact Gram, C in balls).
-2. The right-hand side in balls.  (T1) Without C < 1/2 (d > 128 ln(N+1)),
+2. The right-hand side in balls, over every distribution the data stand
+   for (a file's floats at their precision: verifier.data.sequence_reading;
+   b >= 0 and the RHS has the sign of 1 - 2C for every distribution, and
+   the balls are cut there).  (T1) Without C < 1/2 (d > 128 ln(N+1)),
    1 - 2C < 0 and the RHS is negative for every non-uniform,
-   non-deterministic pi: certainly negative < 0 <= d_KL(pi, L): refuted.
+   non-deterministic pi: certainly negative < 0 <= d_KL(pi, L): refuted
+   (the message states C against 1/2).
    Otherwise d_KL(pi, L) <= RHS via d_KL(pi, L) = 0 (Prop. 2(a) / Prop. 3)
    or d_KL(pi, f) for the construction, in balls.
 3. (T3) lambda(t) exists iff W_j^T W_g < ||W_g||^2 (exact); (T4) f(t)_j =
@@ -54,7 +58,7 @@ from flint import arb
 from verifier.arith.compare import Decision, certainly_less, certainly_less_equal, lower, upper, workprec
 from verifier.data.instances import rng_for
 from verifier.data.sequences import from_sequences
-from verifier.model.aot_balls import ball_entry, kl_ball
+from verifier.model.aot_balls import kl_ball
 from verifier.statements.evidence import Evidence, Step, conclude
 from verifier.statements.registry import negative_control, statement
 
@@ -81,30 +85,86 @@ def gram_construction(N: int, d: int, seed: int, tries: int = 20) -> tuple[np.nd
 
 
 def _b(ent: arb, N: int) -> arb:
-    """b = log((N-1)/(e^{-H} - 1)) with -H = entropy."""
-    return (arb(N - 1) / (ent.exp() - 1)).log()
+    """b = log((N-1)/(e^{-H} - 1)) with -H = entropy <= log N, so b >= 0: the ball is cut at 0 (an entropy
+    ball read at the data's precision also holds non-distributions, whose "entropy" exceeds log N)."""
+    return (arb(N - 1) / ent.expm1()).log().nonnegative_part()
+
+
+def _rest(pb, g: int) -> arb:
+    """1 - q_g as the sum of the other entries (accurate when q_g is within 1e-170 of 1)."""
+    return sum((x for j, x in enumerate(pb) if j != g), arb(0))
+
+
+def _entropy(pb, g: int | None = None) -> arb:
+    """-sum q log q over a row of balls (exact zeros contribute 0); the mode's log q_g as log1p(-(1 - q_g))."""
+    g = max(range(len(pb)), key=lambda j: float(pb[j].mid())) if g is None else g
+    rest = _rest(pb, g)
+    ent = -sum((x * x.log() for j, x in enumerate(pb) if j != g and not x.is_zero()), arb(0))
+    return ent - pb[g] * (-rest).log1p()
+
+
+def _limit_zero(inst, p) -> bool:
+    """Deterministic (one nonzero entry: [1e-170, 1.0] is not), or exactly uniform in an exact reading: the
+    term's limit is 0.  (A float-uniform row read
+    at precision stands for near-uniform rows too: its term is computed in balls.)"""
+    return bool(np.count_nonzero(p) == 1 or (not inst.unit_roundoff and np.all(p == p[0])))
 
 
 def entropy_bound(inst, C: arb) -> tuple[arb, list]:
-    """The RHS of Thm. 2 in balls, and per sequence (pi_g, entropy, term)."""
+    """The RHS of Thm. 2 in balls, and per sequence (pi_g, entropy, term).  The conditionals and the prior
+    are the instance's balls: the RHS encloses its value for every distribution the data stand for."""
     N = inst.N
-    ws = [ball_entry(x) for x in inst.weights]
+    ws = inst.prior_balls()
+    P = inst.conditional_balls()
     total = sum(ws[1:], ws[0])
-    acc, rows = arb(0), []
+    acc, rows, parts = arb(0), [], []
     for t, w in enumerate(ws):
         p = inst.conditionals[t]
         g = int(np.argmax(p))
-        if p[g] == 1 or np.all(p == p[0]):  # deterministic or uniform: the term's limit is 0
+        if _limit_zero(inst, p):
             rows.append((float(p[g]), None, 0.0))
             continue
-        pb = [ball_entry(x) for x in p]
-        ent = -sum((x * x.log() for x in pb if not x.is_zero()), arb(0))
-        rest = 1 - pb[g]
+        pb = list(P[t])
+        ent = _entropy(pb, g)
+        rest = _rest(pb, g)
         tv = sum((abs(pb[j] / rest - arb(1) / (N - 1)) for j in range(N) if j != g), arb(0)) / 2
         term = rest * (1 + 2 * C + C * tv) / (1 - 2 * C) * _b(ent, N)
         acc += w * term
+        parts.append(w * term)
         rows.append((float(p[g]), float(ent.mid()), float(term.mid())))
-    return acc / total, rows
+    return _signed(acc / total, 1 - 2 * C), rows, _negative_by_terms(parts, total, 1 - 2 * C)
+
+
+def _shown(rhs: arb) -> str:
+    if certainly_less(rhs, arb(0)) is Decision.TRUE:
+        return f"{float(rhs.mid()):.3g}"
+    return f"in {rhs.str(3, radius=True)} (every term <= 0, one certainly < 0)"
+
+
+def _negative_by_terms(parts, total: arb, scale: arb) -> bool:
+    """1 - 2C < 0 makes every term <= 0 for every distribution, so the RHS is at most its most negative term:
+    certainly < 0 when one term is (a ball of the sum cannot show it when the terms' sizes differ by 1e150)."""
+    return bool(scale < 0 and any(certainly_less(x / total, arb(0)) is Decision.TRUE for x in parts))
+
+
+def _signed(rhs: arb, scale: arb) -> arb:
+    """Every term is (1 - pi_g)(positive)/(1 - 2C) b with b >= 0: the RHS has the sign of 1 - 2C (or is 0)
+    for every distribution; cut the ball there (rounding and the precision box may straddle 0)."""
+    if scale > 0:
+        return rhs.nonnegative_part()
+    if scale < 0:
+        return -(-rhs).nonnegative_part()
+    return rhs
+
+
+def _data_precision_is_the_cause(inst, C: arb, prec: int) -> bool:
+    """Whether the same RHS on the floats read as exact rationals (p / sum p) has a decided sign."""
+    if not inst.unit_roundoff:
+        return False
+    with workprec(prec):
+        exact, _, negative = entropy_bound(inst.replace(unit_roundoff=0), C)
+        return negative or certainly_less_equal(arb(0), exact) is Decision.TRUE or \
+            certainly_less(exact, arb(0)) is Decision.TRUE
 
 
 def _solve_lambda(G_col: np.ndarray, den: int, g: int, ent: float) -> float:
@@ -122,7 +182,8 @@ def _solve_lambda(G_col: np.ndarray, den: int, g: int, ent: float) -> float:
 
 def construction_dkl(inst, S: np.ndarray, den: int) -> tuple[arb, list]:
     """d_KL(pi, f) with E(t) = lambda(t) W_g: logits lambda (S S^T)_{j g} / den, exact up to lambda."""
-    ws = [ball_entry(x) for x in inst.weights]
+    ws = inst.prior_balls()
+    P = inst.conditional_balls()
     total = sum(ws[1:], ws[0])
     acc, lams = arb(0), []
     for t, w in enumerate(ws):
@@ -133,7 +194,7 @@ def construction_dkl(inst, S: np.ndarray, den: int) -> tuple[arb, list]:
         lam = _solve_lambda(col, den, g, ent) if 0 < ent < math.log(inst.N) - 1e-12 else 60.0
         lams.append(lam)
         logits = [arb(lam) * arb(float(c)) / den for c in col]
-        acc += w * kl_ball(list(p), logits)
+        acc += w * kl_ball(list(P[t]), logits)
     return acc / total, lams
 
 
@@ -161,7 +222,7 @@ def check_dana_thm2(instance, *, prec: int = 128, seed: int = 0, claim: str = "b
     with workprec(prec):
         C = (32 * arb(N + 1).log() / d).sqrt()
         gram_ok = certainly_less_equal(arb(off) / den, C)
-        rhs, rows = entropy_bound(inst, C)
+        rhs, rows, negative = entropy_bound(inst, C)
     trail = [Step(f"W: {how}; exact Gram", "(T2)", {"max |W W^T - I|": off / den, "C": float(C.mid()),
                                                    "C < 1/2": float(C.mid()) < 0.5}),
              Step("RHS of Thm. 2 in balls", "Thm. 2", {"RHS": str(rhs), "per sequence (pi_g, entropy, term)": rows[:8]})]
@@ -172,16 +233,25 @@ def check_dana_thm2(instance, *, prec: int = 128, seed: int = 0, claim: str = "b
     if gram_ok is not Decision.TRUE:
         return conclude("dana_thm2", Decision.UNDECIDED, claimed=claimed, measured=measured, trail=trail,
                         reason="no sign matrix with ||W W^T - I||_inf <= C found (decides nothing)")
-    if certainly_less(rhs, arb(0)) is Decision.TRUE:
+    if negative or certainly_less(rhs, arb(0)) is Decision.TRUE:
+        with workprec(prec):
+            big_C = certainly_less_equal(arb(1) / 2, C)
+        why = (f"(T1) C = {float(C.mid()):.3g} >= 1/2 (the hypothesis C < 1/2, i.e. d > 128 ln(N+1), is missing)"
+               if big_C is Decision.TRUE else f"C = {float(C.mid()):.3g} < 1/2")
         return conclude("dana_thm2", Decision.FALSE, claimed=claimed, measured=measured, certified=True,
                         method="arb balls", prec_bits=prec, margin=upper(rhs), trail=trail,
-                        reason=f"(T1) C = {float(C.mid()):.3g} >= 1/2 (the hypothesis C < 1/2, i.e. d > 128 ln(N+1), is "
-                        f"missing): the RHS is {float(rhs.mid()):.3g} < 0 <= d_KL(pi, L)")
+                        reason=f"{why}: the RHS is {_shown(rhs)} < 0 <= d_KL(pi, L) for every distribution "
+                        "the data stand for")
     up = linear_class_upper(inst)
+    why_undecided = "the construction's d_KL is above the RHS: d_KL(pi, L) may still be below it (inconclusive)"
     if up is not None and up["attained"] or (up is not None and all(r[2] == 0.0 for r in rows)):
         decision = certainly_less_equal(arb(up["value"]), rhs)
         measured["d_KL(pi, L) <="] = up["value"]
         trail.append(Step("d_KL(pi, L) = 0 (Prop. 2(a) / Prop. 3)", "dana_prop2/3", {"why": up["why"]}))
+        why_undecided = (f"the RHS ball {rhs.str(5, radius=True)} meets d_KL(pi, L) = {up['value']}: its sign is not "
+                         "decided " + ("for every distribution the data stand for (the floats read as exact rationals "
+                                       "would decide it: --prec cannot)" if _data_precision_is_the_cause(inst, C, prec)
+                                       else "at this working precision: raise --prec"))
     else:
         with workprec(prec):
             val, lams = construction_dkl(inst, S, den)
@@ -195,9 +265,9 @@ def check_dana_thm2(instance, *, prec: int = 128, seed: int = 0, claim: str = "b
             decision = Decision.UNDECIDED  # an upper bound of d_KL(pi, L) above the RHS refutes nothing
     trail.append(Step("(T5) simpler bound: E[(1-pi_g) b(H)] <= E[1-pi_g] b(E H)?", "T5", jensen_step(inst)))
     return conclude("dana_thm2", decision, claimed=claimed, measured=measured, certified=decision is not Decision.UNDECIDED,
-                    method="exact Gram + arb balls", prec_bits=prec, margin=lower(rhs), trail=trail,
-                    reason="" if decision is Decision.TRUE else "the construction's d_KL is above the RHS: "
-                    "d_KL(pi, L) may still be below it (inconclusive)")
+                    method="exact Gram + arb balls", prec_bits=prec,
+                    margin=max(lower(rhs), 0.0) if decision is Decision.TRUE else lower(rhs), trail=trail,
+                    reason="" if decision is Decision.TRUE else why_undecided)
 
 
 def t4_step(inst, *, seed: int = 0, prec: int = 128) -> dict:
@@ -208,6 +278,7 @@ def t4_step(inst, *, seed: int = 0, prec: int = 128) -> dict:
     with workprec(prec):
         C = (32 * arb(inst.N + 1).log() / inst.d).sqrt()
         worst = None
+        P = inst.conditional_balls()
         for t in range(inst.T0):
             p = inst.conditionals[t]
             g = int(np.argmax(p))
@@ -215,7 +286,7 @@ def t4_step(inst, *, seed: int = 0, prec: int = 128) -> dict:
             if not 0 < ent_f < math.log(inst.N) - 1e-12 or any(G[j, g] >= G[g, g] for j in range(inst.N) if j != g):
                 continue
             lam = _solve_lambda(G[:, g], den, g, ent_f) * (1 - 1e-9)
-            ent = -sum((ball_entry(x) * ball_entry(x).log() for x in p if x > 0), arb(0))
+            ent = _entropy(list(P[t]), g)
             F = sum(((arb(lam) * arb(float(G[j, g] - G[g, g])) / den).exp() for j in range(inst.N)), arb(0)).log()
             if certainly_less(ent, F) is not Decision.TRUE:  # lambda_lo must satisfy F(lambda_lo) > entropy
                 continue
@@ -234,14 +305,15 @@ def jensen_step(inst) -> dict:
     """Both sides of the T5 step in balls (sequences with a finite b only)."""
     N = inst.N
     ws, rests, ents = [], [], []
+    P, W = inst.conditional_balls(), inst.prior_balls()
     for t in range(inst.T0):
         p = inst.conditionals[t]
-        if p.max() == 1 or np.all(p == p[0]):
+        if _limit_zero(inst, p):
             continue
-        pb = [ball_entry(x) for x in p]
-        ws.append(ball_entry(inst.weights[t]))
-        rests.append(1 - pb[int(np.argmax(p))])
-        ents.append(-sum((x * x.log() for x in pb if not x.is_zero()), arb(0)))
+        pb = list(P[t])
+        ws.append(W[t])
+        rests.append(_rest(pb, int(np.argmax(p))))
+        ents.append(_entropy(pb, int(np.argmax(p))))
     if len(ws) < 2:
         return {"applies": False}
     total = sum(ws[1:], ws[0])

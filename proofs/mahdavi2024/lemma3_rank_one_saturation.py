@@ -235,8 +235,14 @@ def check_lemma3(instance, *, prec: int = 128, seed: int = 0, J_size: int | None
               "attained at example": worst[1] if worst else None,
               "tokens": list(worst[2]) if worst else None, "holds": eq21}]
     # The float W' that Claim 2 actually uses: (21) in balls, (20) up to rounding.
-    vf, wf = build_saturation_vectors(e, J, rng_for(seed, "lemma3")) if orthogonalize else (v, None)
+    try:
+        vf, wf = build_saturation_vectors(e, J, rng_for(seed, "lemma3")) if orthogonalize else (v, None)
+        float_failed = None
+    except ConstructionFailed as exc:  # e.g. |J| = d: no float direction off the span (the exact one decided)
+        vf, wf, float_failed = v, None, str(exc)
     measured = {"|J|": k, "saturated examples": len(rest), "(20) exact": eq20, "(21) exact": eq21}
+    if float_failed:
+        measured["float W' not built"] = float_failed
     if worst:
         measured["min gap (exact, as float)"] = certs[1]["min gap (float)"]
     if wf is not None and rest and n > 1:

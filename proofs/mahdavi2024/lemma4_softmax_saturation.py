@@ -234,6 +234,10 @@ def check_lemma4(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3,
                 rows.append({"example": t, "i*": istar, "g": "0 (exact tie)", "checks": []})
                 continue
             gap_status.append(certainly_positive(g))
+            if gap_status[-1] is not Decision.TRUE:  # no certified gap: c0(eps) = (R + log(...)) / g is undefined
+                rows.append({"example": t, "i*": istar, "g": str(g), "R": str(R), "checks": [],
+                             "skipped": "the gap g is not certainly positive: c0(eps) undefined"})
+                continue
             c0 = c0_ball(R, g, eps, n)
             c0_up = upper(c0)
         if not math.isfinite(c0_up) or not float(g.mid()) > 0:  # g > 0 exactly, but its ball reaches 0

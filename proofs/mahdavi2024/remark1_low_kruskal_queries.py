@@ -43,8 +43,10 @@ from .assumption2_context_rank import check_assumption2
 from .proposition1_rank_induction import check_proposition1
 
 
+# "queries of Kruskal rank k < n" is the remark's setting, not a hypothesis: r = min(n, k, d_h) covers k >= n too
+# (Prop. 1); the Kruskal rank found is in measured
 @statement("remark1",
-           requires=("n < d", "Assumption 2", "queries of Kruskal rank k < n"),
+           requires=("n < d", "Assumption 2"),
            margin="1 - ||I - R A||_inf of the nonsingular-minor certificate", H=4, n=3, d=6, T=6, degenerate="low-kruskal-queries")
 def check_remark1(instance, *, prec: int = 128, seed: int = 0, r_override: int | None = None,
                   **options) -> Evidence:

@@ -53,7 +53,7 @@ from verifier.model.mha_balls import feature_matrix_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.registry import construction, negative_control, statement
 
-from .proposition1_rank_induction import build_key_query_weights, certify_construction_rank
+from .proposition1_rank_induction import build_key_query_weights, certify_construction_rank, theorem_hypotheses
 
 TOLERANCE = 1e-20  # residual ball bound, relative to max |y| (at >= 128 bits)
 
@@ -162,6 +162,13 @@ def check_step2(instance, *, prec: int = 128, seed: int = 0, readout_perturbatio
                        f"d_v = {instance.d_v}, d_out = {instance.d_out}"),
             Hypothesis("d_out <= d", "certified" if instance.d_out <= instance.d else "refuted",
                        f"d_out = {instance.d_out}, d = {instance.d}")]
+    hyps += [h for h in theorem_hypotheses(instance, prec=prec, seed=seed) if h.name != "d_h >= 1"]
+    Hd = instance.H * instance.d
+    if T > Hd:  # Z is T x Hd: rank(Z) = T is impossible, whatever the weights
+        hyps.append(Hypothesis("rank(Z) = T", "refuted", f"rank(Z) <= Hd = {Hd} < T = {T} (Z has Hd columns)"))
+    if T > Hd:
+        return conclude("step2", Decision.UNDECIDED, claimed="Z M = Y", measured={"T": T, "Hd": Hd}, hypotheses=hyps,
+                        reason="no readout can fit T > Hd generic labels: the solve is not attempted")
     try:
         con = build_key_query_weights(instance, seed=seed)
     except ConstructionFailed as exc:
@@ -169,8 +176,9 @@ def check_step2(instance, *, prec: int = 128, seed: int = 0, readout_perturbatio
                         hypotheses=hyps, reason=str(exc))
     cert = certify_construction_rank(instance, con, T, prec=prec) if len(con.basis) >= T else None
     full = cert is not None and cert.decision is Decision.TRUE
-    hyps.append(Hypothesis("rank(Z) = T", "certified" if full else "evidence",
-                           f"certified rank {cert.certified_k if cert else 0} of T = {T}"))
+    if T <= Hd:
+        hyps.append(Hypothesis("rank(Z) = T", "certified" if full else "evidence",
+                               f"certified rank {cert.certified_k if cert else 0} of T = {T}"))
     try:
         W_V, W_O, W_D = build_readout(np.zeros((instance.H * instance.d, instance.d_out)), instance.H,
                                       instance.d, instance.d_v, instance.d_out)

@@ -13,6 +13,12 @@ reads.  User files (``.npz`` or ``.json``: ``N``, ``sequences`` and
 ``targets`` or ``conditionals``, optional ``prior``) pass the same validation:
 one line of :class:`~verifier.errors.InvalidInstance` for bad input.
 
+What a number in a file means (:mod:`verifier.data.sequence_reading`): a
+float in a user's file is known to its dtype's precision, so a row of the
+conditionals stands for every distribution within that precision of it; the
+checkers compute on balls enclosing all of them.  ``summary()["reading"]``
+says which reading was used.
+
 >>> inst = make_sequence_instance(N=4, S=2, d=2, d_h=1, H=2, seed=0)
 >>> inst.T0, inst.claimed_capacity, inst.is_table    # T0 defaults to H d_h + d
 (4, 4, True)
@@ -22,15 +28,27 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 
+from verifier.data.sequence_reading import (
+    check_rows_in_simplex,
+    conditional_balls,
+    prior_balls,
+    reading_text,
+    rescaled_prior,
+    unit_roundoff,
+)
 from verifier.errors import InvalidInstance
 
 DATASET_KINDS = ("random", "all", "shared-last", "distinct-last")
 CONDITIONAL_KINDS = ("table", "table-distinct", "positive")
 DYADIC_BITS = 10  # generated conditionals are multiples of 2^-10
+MAX_VOCABULARY = 1024  # N: the checks build exact N x N Gram matrices and T0 x N tables
+MAX_SEQUENCES = 2**16  # T0: the checks run each sequence through Eq. (2) in balls
+MAX_CONTEXT = 4096  # S
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,6 +64,7 @@ class SequenceInstance:
     seed: int | None = None
     source: str = "generated"
     eps: float | None = None  # Thm. 1 with eps > 0: the prior mass left out (None: the checker's default)
+    unit_roundoff: Fraction = Fraction(0)  # relative precision u of the numbers read (0: exact rationals)
 
     @property
     def T0(self) -> int:
@@ -89,6 +108,18 @@ class SequenceInstance:
     def uniform_prior(self) -> bool:
         return bool(np.all(self.weights == self.weights[0]))
 
+    @property
+    def reading(self) -> str:
+        return reading_text(self.conditionals, self.unit_roundoff)
+
+    def conditional_balls(self) -> np.ndarray:
+        """(T0, N) arb balls enclosing every distribution the rows stand for (:mod:`.sequence_reading`)."""
+        return conditional_balls(self.conditionals, self.unit_roundoff)
+
+    def prior_balls(self) -> list:
+        """The prior weights as balls (each within relative u when read at precision)."""
+        return prior_balls(self.weights, self.unit_roundoff)
+
     def fingerprint(self) -> str:
         h = hashlib.sha256()
         for a in (self.sequences.astype(np.int64), self.weights, self.conditionals):
@@ -99,7 +130,8 @@ class SequenceInstance:
         return {"N": self.N, "S": self.S, "T0": self.T0, "d": self.d, "d_h": self.d_h, "H": self.H,
                 "u (distinct last tokens)": self.u, "H d_h + d": self.claimed_capacity,
                 "association table": self.is_table, "positive conditionals": self.is_positive,
-                "kind": self.kind, "seed": self.seed, "source": self.source, "sha256_16": self.fingerprint()}
+                "kind": self.kind, "seed": self.seed, "source": self.source, "reading": self.reading,
+                "sha256_16": self.fingerprint()}
 
     def replace(self, **changes) -> "SequenceInstance":
         return replace(self, **changes)
@@ -122,12 +154,28 @@ def _positive_int(name, v, minimum=1):
     return int(v)
 
 
+def _vocabulary(N) -> int:
+    """N in [2, MAX_VOCABULARY]: one token leaves nothing to predict; beyond the cap the exact checks do not fit."""
+    if isinstance(N, (int, np.integer)) and not isinstance(N, bool) and N == 1:
+        raise InvalidInstance("N = 1: a vocabulary of one token leaves nothing to memorize (every next-token "
+                              "distribution is the point mass); give N >= 2")
+    N = _positive_int("N", N, 2)
+    if N > MAX_VOCABULARY:
+        raise InvalidInstance(f"N = {N} exceeds the largest vocabulary checked, {MAX_VOCABULARY} (the checks build "
+                              "exact N x N Gram matrices and T0 x N tables)")
+    return N
+
+
 def from_sequences(sequences, *, N: int, targets=None, conditionals=None, prior=None, d: int = 2,
                    d_h: int | None = None, H: int = 1, kind: str = "user", seed=None,
-                   source: str = "arrays") -> SequenceInstance:
+                   source: str = "arrays", precision: Fraction = Fraction(0)) -> SequenceInstance:
     """Validate a dataset: distinct sequences of tokens in [0, N), targets or
-    conditionals (rows >= 0 summing to 1), a positive prior (default uniform)."""
-    N = _positive_int("N", N)
+    conditionals (rows >= 0 summing to 1 within ``precision``, the relative
+    precision of the numbers; 0: exact), a positive prior (default uniform)."""
+    N = _vocabulary(N)
+    if targets is not None and conditionals is not None:
+        raise InvalidInstance("the dataset gives both 'targets' and 'conditionals': give one (targets are the "
+                              "point masses of an association table)")
     d = _positive_int("d", d)
     H = _positive_int("H", H, 0)
     d_h = d if d_h is None else _positive_int("d_h", d_h)
@@ -150,6 +198,7 @@ def from_sequences(sequences, *, N: int, targets=None, conditionals=None, prior=
         raise InvalidInstance(f"sequence {seqs[first[np.argmax(counts > 1)]].tolist()} is listed more than once "
                               "(the support of pi lists each sequence once)")
     T0 = seqs.shape[0]
+    _sizes_fit(T0, seqs.shape[1])
     if conditionals is None:
         if targets is None:
             raise InvalidInstance("the dataset needs 'targets' (an association table) or 'conditionals'")
@@ -164,16 +213,15 @@ def from_sequences(sequences, *, N: int, targets=None, conditionals=None, prior=
         cond = _checked_matrix("conditionals", conditionals, (T0, N))
         if np.any(cond < 0):
             raise InvalidInstance("conditionals have negative entries")
-        sums = cond.sum(axis=1)
-        tol = 8 * N * np.finfo(cond.dtype).eps
-        if np.any(np.abs(sums - 1) > tol):
-            raise InvalidInstance(f"conditional row {int(np.argmax(np.abs(sums - 1)))} sums to "
-                                  f"{sums[np.argmax(np.abs(sums - 1))]!r}, not 1 (within {tol:.1g})")
-    w = np.ones(T0) if prior is None else _checked_matrix("prior", np.reshape(prior, (1, -1)), (1, T0))[0]
+        check_rows_in_simplex(cond, Fraction(precision))
+    try:
+        w = np.ones(T0) if prior is None else _checked_matrix("prior", np.reshape(prior, (1, -1)), (1, T0))[0]
+    except ValueError as exc:
+        raise InvalidInstance(f"array 'prior' must hold T0 = {T0} weights: {exc}") from None
     if np.any(w <= 0):
         raise InvalidInstance("the prior must be positive on every listed sequence (it lists the support)")
-    return SequenceInstance(N, _frozen(seqs, np.int64), _frozen(w), _frozen(cond), d, d_h, H,
-                            kind=kind, seed=seed, source=source)
+    return SequenceInstance(N, _frozen(seqs, np.int64), _frozen(rescaled_prior(w)), _frozen(cond), d, d_h, H,
+                            kind=kind, seed=seed, source=source, unit_roundoff=Fraction(precision))
 
 
 def _checked_matrix(name, a, shape) -> np.ndarray:
@@ -188,8 +236,29 @@ def _checked_matrix(name, a, shape) -> np.ndarray:
     return a
 
 
+def _sizes_fit(T0: int, S: int) -> None:
+    if T0 > MAX_SEQUENCES:
+        raise InvalidInstance(f"T0 = {T0} sequences exceed the largest support checked, {MAX_SEQUENCES}")
+    if S > MAX_CONTEXT:
+        raise InvalidInstance(f"S = {S} exceeds the longest sequence checked, {MAX_CONTEXT}")
+
+
+def _distinct_rows(rng, N: int, width: int, T0: int) -> np.ndarray:
+    """T0 distinct rows of ``width`` tokens (uniform without replacement; for N^width beyond int64, rows
+    drawn at random and redrawn until distinct)."""
+    room = N ** width
+    if room <= 2**62:
+        codes = rng.choice(room, size=T0, replace=False)
+        return np.array([np.unravel_index(k, (N,) * width) for k in codes]).reshape(T0, width)
+    rows = rng.integers(0, N, (T0, width))
+    while np.unique(rows, axis=0).shape[0] < T0:  # pragma: no cover - a collision among N^width >= 2^62
+        rows = rng.integers(0, N, (T0, width))
+    return rows
+
+
 def _draw_sequences(rng, N, S, T0, dataset) -> np.ndarray:
     if dataset == "all":
+        _sizes_fit(N ** S if S * N.bit_length() < 64 else MAX_SEQUENCES + 1, S)
         return np.array(np.meshgrid(*[np.arange(N)] * S, indexing="ij")).reshape(S, -1).T
     if dataset == "distinct-last":
         if T0 > N:
@@ -200,13 +269,10 @@ def _draw_sequences(rng, N, S, T0, dataset) -> np.ndarray:
         room = N ** (S - 1)
         if T0 > room:
             raise InvalidInstance(f"T0 = {T0} sequences ending in the same token need N^(S-1) >= T0 ({room})")
-        heads = rng.choice(room, size=T0, replace=False)
-        prefix = np.array([np.unravel_index(k, (N,) * (S - 1)) for k in heads]).reshape(T0, S - 1)
-        return np.column_stack([prefix, np.zeros(T0, dtype=np.int64)])
+        return np.column_stack([_distinct_rows(rng, N, S - 1, T0), np.zeros(T0, dtype=np.int64)])
     if T0 > N ** S:
         raise InvalidInstance(f"T0 = {T0} distinct sequences need N^S >= T0 (N^S = {N ** S})")
-    codes = rng.choice(N ** S, size=T0, replace=False)
-    return np.array([np.unravel_index(k, (N,) * S) for k in codes]).reshape(T0, S)
+    return _distinct_rows(rng, N, S, T0)
 
 
 def dyadic_simplex_rows(rng, T0: int, N: int, bits: int = DYADIC_BITS) -> np.ndarray:
@@ -232,12 +298,13 @@ def make_sequence_instance(*, N: int = 5, S: int = 2, d: int = 3, d_h: int | Non
         raise InvalidInstance(f"unknown dataset kind {dataset!r}; choose from {', '.join(DATASET_KINDS)}")
     if conditionals not in CONDITIONAL_KINDS:
         raise InvalidInstance(f"unknown conditionals kind {conditionals!r}; choose from {', '.join(CONDITIONAL_KINDS)}")
-    N, S, d = _positive_int("N", N), _positive_int("S", S), _positive_int("d", d)
+    N, S, d = _vocabulary(N), _positive_int("S", S), _positive_int("d", d)
     H = _positive_int("H", H, 0)
     d_h = d if d_h is None else _positive_int("d_h", d_h)
     T0 = H * d_h + d if T0 is None else _positive_int("T0", T0)
     if eps is not None and not 0 < eps < 1:
         raise InvalidInstance(f"eps = {eps!r} must lie in (0, 1)")
+    _sizes_fit(T0, S)
     rng = np.random.default_rng(seed)
     seqs = _draw_sequences(rng, N, S, T0, dataset)
     T0 = seqs.shape[0]
@@ -279,11 +346,13 @@ def load_sequences(path, *, d: int = 2, d_h: int | None = None, H: int = 1, eps:
         if name not in arrays:
             raise InvalidInstance(f"{p.name}: missing '{name}' (has: {', '.join(sorted(arrays)) or 'none'})")
     N = arrays["N"]
-    if N.size != 1 or N.dtype.kind not in "iuf" or float(N.ravel()[0]) != int(N.ravel()[0]):
+    if N.size != 1 or N.dtype.kind not in "iuf" or not np.isfinite(N.ravel()[0]) or \
+            float(N.ravel()[0]) != int(N.ravel()[0]):
         raise InvalidInstance(f"{p.name}: N must be one integer")
+    u = max((unit_roundoff(arrays[k]) for k in ("conditionals", "prior") if k in arrays), default=Fraction(0))
     inst = from_sequences(arrays["sequences"], N=int(N.ravel()[0]), targets=arrays.get("targets"),
                           conditionals=arrays.get("conditionals"), prior=arrays.get("prior"), d=d, d_h=d_h,
-                          H=H, kind="user", seed=None, source=f"file:{p.name}")
+                          H=H, kind="user", seed=None, source=f"file:{p.name}", precision=u)
     return replace(inst, eps=eps)
 
 

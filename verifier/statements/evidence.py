@@ -5,11 +5,14 @@ verdict is derived, never typed in by a checker: :func:`conclude` combines the
 hypotheses' status with the conclusion's :class:`~verifier.arith.compare.Decision`
 by the rules of STATEMENTS.md (last section):
 
-* a hypothesis fails at the data's precision      -> "hypotheses-unmet"
-  (user data read at its dtype's precision: the conclusion's certificate is
-  about the stored floats, which the hypothesis shows to be degenerate)
+* some hypothesis refuted, or failing at the data's
+  precision                                       -> "hypotheses-unmet"
+  (one rule for every statement of every paper: the statement does not
+  apply there, whatever its conclusion does on the instance -- a conclusion
+  that holds all the same is said in the reason, never counted as verified;
+  a fact a checker records that the statement does not need belongs in
+  ``measured``, not in ``hypotheses``)
 * conclusion certainly true                       -> "verified"
-* some hypothesis refuted                         -> "hypotheses-unmet"
 * conclusion false, every hypothesis certified    -> "refuted"
 * otherwise (false with hypotheses only evidenced,
   or the arithmetic undecided)                    -> "inconclusive"
@@ -20,6 +23,9 @@ by the rules of STATEMENTS.md (last section):
 >>> ev.verdict, ev.exit_code
 ('verified', 0)
 >>> conclude("x", Decision.FALSE, hypotheses=[Hypothesis("n < d", "refuted", "n=5, d=4")],
+...          claimed="", measured="").verdict
+'hypotheses-unmet'
+>>> conclude("x", Decision.TRUE, hypotheses=[Hypothesis("n < d", "refuted", "n=5, d=4")],
 ...          claimed="", measured="").verdict
 'hypotheses-unmet'
 >>> conclude("x", Decision.UNDECIDED, claimed="", measured="", certified=True).certified
@@ -40,6 +46,7 @@ EXIT_CODES = {"verified": 0, "refuted": 1, "hypotheses-unmet": 2, "inconclusive"
 HYPOTHESIS_STATUS = ("certified", "evidence", "refuted", "assumed", "fails-at-precision")
 UNMET = ("refuted", "fails-at-precision")  # statuses that make a hypothesis unmet
 CERTIFIABLE = ("verified", "refuted")  # the only verdicts a certificate can back
+HOLDS_ANYWAY = "the conclusion holds on this instance all the same (not counted: the statement does not apply)"
 
 
 def jsonable(x: Any) -> Any:
@@ -127,6 +134,10 @@ class Evidence:
             raise ValueError(f"verdict {self.verdict!r} not in {VERDICTS}")
         if self.certified and self.verdict not in CERTIFIABLE:
             raise ValueError(f"a {self.verdict!r} verdict cannot be certified (only {CERTIFIABLE})")
+        unmet = [h.name for h in self.hypotheses if h.status in UNMET]
+        if unmet and self.verdict in ("verified", "refuted"):
+            raise ValueError(f"a {self.verdict!r} verdict with unmet hypotheses ({', '.join(unmet)}): "
+                             "the verdict is hypotheses-unmet")
 
     @property
     def exit_code(self) -> int:
@@ -169,13 +180,11 @@ def hypotheses_status(hypotheses: Sequence[Hypothesis]) -> str:
 
 
 def verdict_of(conclusion: Decision, hypotheses: Sequence[Hypothesis]) -> str:
-    if any(h.status == "fails-at-precision" for h in hypotheses):
-        return "hypotheses-unmet"
-    if conclusion is Decision.TRUE:
-        return "verified"
     status = hypotheses_status(hypotheses)
     if status == "refuted":
         return "hypotheses-unmet"
+    if conclusion is Decision.TRUE:
+        return "verified"
     if conclusion is Decision.FALSE and status == "certified":
         return "refuted"
     return "inconclusive"
@@ -218,6 +227,8 @@ def conclude(
     elif verdict == "hypotheses-unmet" and not reason.startswith("hypotheses not met"):
         # the unmet hypothesis is the reason: it leads, the checker's own note follows
         reason = f"{unmet_reason(hyps)}; {reason}"
+    if verdict == "hypotheses-unmet" and conclusion is Decision.TRUE and HOLDS_ANYWAY not in reason:
+        reason = f"{reason}; {HOLDS_ANYWAY}"
     return Evidence(
         statement=statement,
         verdict=verdict,

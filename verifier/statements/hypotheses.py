@@ -11,8 +11,9 @@ here:
   refuted one means the statement does not apply: the runner answers
   hypotheses-unmet with the evidence, without attempting the construction
   (which may not even exist there: Claim 1's right inverse needs n <= d).
-  Hypotheses the checker decides itself (e.g. "T <= H(r-1)+1": a certified
-  conclusion still counts there) are declared as free text.
+  Hypotheses the checker decides itself (e.g. "T <= H(r-1)+1": the
+  construction still runs there and its outcome is shown, but the verdict is
+  hypotheses-unmet) are declared as free text.
   n >= d is such a hypothesis, never bad input: GPT-2's n = 1024 > d = 768
   gets hypotheses-unmet from Theorem 1 and a verdict from Prop. 2.
 * DATA hypotheses, the paper's assumptions, checked by their own statements
@@ -51,7 +52,7 @@ DATA: dict[str, str] = {"Assumption 1": "assumption1", "Assumption 2": "assumpti
 #: what the sizes alone say against a DATA hypothesis, where the
 #: construction cannot even start: n tokens in R^d, d < n, are dependent.
 #: (T < n also refutes Assumption 1, but the construction runs there and its
-#: certified conclusion still counts: the checker decides.)
+#: outcome is shown: the checker decides; the verdict is hypotheses-unmet.)
 NECESSARY: dict[str, Callable] = {
     "Assumption 2": lambda i: (i.n <= i.d, f"rank E^(t) <= d = {i.d} < n = {i.n}"),
 }

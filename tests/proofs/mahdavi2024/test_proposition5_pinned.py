@@ -154,7 +154,9 @@ def test_vacuous_single_head_with_the_hypothesis_says_nothing_more():
 def test_vacuous_single_head_without_the_hypothesis_gives_the_reason():
     ev = check_proposition5(make_instance(H=1, n=2, d=3, T=6, context="random"))
     why = "rank(Z) <= min(T, Hd) = 3 <= 3 for ANY data: H = 1 makes H(d-1)+1 = d = Hd"
-    assert ev.verdict == "verified" and ev.reason == why and ev.measured["vacuous at these sizes"] == why
+    assert ev.verdict == "hypotheses-unmet" and ev.measured["vacuous at these sizes"] == why
+    assert ev.reason.startswith("hypotheses not met on the instance: 1_d^T x = c for every context token refuted")
+    assert f"; {why}; the conclusion holds on this instance all the same" in ev.reason
     assert ev.hypotheses[0].status == "refuted"
     assert ev.measured["c"] is None and ev.measured["proved rank(Z) <="] is None
     _check_weight_certificates(ev, LABELS, 0)

@@ -52,7 +52,9 @@ def test_one_token_off_by_one_ulp_refutes_the_hypothesis():
 
 def test_single_head_cap_is_vacuous_and_says_so():
     ev = check_proposition5(make_instance(H=1, n=2, d=3, T=6, context="random"))
-    assert ev.verdict == "verified"  # rank(Z) <= d = H(d-1)+1 holds for any data
+    # rank(Z) <= d = H(d-1)+1 holds for any data, but the tokens do not sum to one constant: the statement
+    # does not apply (its vacuous conclusion is said in the reason, not counted)
+    assert ev.verdict == "hypotheses-unmet" and "H = 1" in ev.reason
     assert "H = 1" in ev.measured["vacuous at these sizes"]
 
 

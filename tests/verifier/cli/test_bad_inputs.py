@@ -61,7 +61,21 @@ FILES = {
 }
 
 
+#: token-sequence data (Dana et al.), JSON
+SEQUENCE_FILES = {
+    "dana_sum.json": {"N": 2, "sequences": [[0, 0]], "conditionals": [[0.5000000009313226, 0.49999999906867654]]},
+    "dana_both.json": {"N": 2, "sequences": [[0, 0]], "targets": [1], "conditionals": [[0.5, 0.5]]},
+    "dana_n1.json": {"N": 1, "sequences": [[0, 0]], "targets": [0]},
+    "dana_bign.json": {"N": 10**12, "sequences": [[0, 0]], "targets": [0]},
+    "dana_heavy.json": {"N": 3, "sequences": [[0, 0], [0, 1], [1, 1], [2, 2], [1, 2]],
+                        "conditionals": [[0.5, 0.25, 0.25]] * 5, "prior": [1e308] * 5},
+    "dana_decimals.json": {"N": 3, "sequences": [[0, 0]], "conditionals": [[0.1, 0.2, 0.7]]},
+}
+
+
 def write_files(folder: Path) -> None:
+    for name, content in SEQUENCE_FILES.items():
+        (folder / name).write_text(json.dumps(content))
     for name, arrays in FILES.items():
         np.savez(folder / name, **arrays)
     np.save(folder / "array.npy", E)
@@ -140,6 +154,23 @@ CASES = [
     ("check theorem1 --data {d}/gpt2like.npz", 2, "hypotheses-unmet", "n < d refuted (n = 1024, d = 768)"),
     ("check assumption2 --data {d}/gpt2like.npz", 1, "refuted", "n = 1024 > d = 768"),
     ("check lemma2 --data {d}/gpt2like.npz", 2, "hypotheses-unmet", "Assumption 2 refuted"),
+    # token sequences (Dana et al.): probabilities at their precision, sizes, contradictory keys
+    ("check dana_thm2 --data {d}/dana_sum.json --d 141 --H 1 --dh 1", 2, "bad-input", "not 1 within relative"),
+    ("check dana_thm2 --data {d}/dana_both.json", 2, "bad-input", "both 'targets' and 'conditionals'"),
+    ("check dana_corollary1 --data {d}/dana_n1.json", 2, "bad-input", "N = 1"),
+    ("check dana_contrib1 --data {d}/dana_n1.json", 2, "bad-input", "N = 1"),
+    ("check dana_prop3 --N 1", 2, "bad-input", "N = 1"),
+    ("check dana_prop3 --data {d}/dana_bign.json", 2, "bad-input", "largest vocabulary"),
+    ("check dana_thm1_eps0 --N 1000000000000", 2, "bad-input", "largest vocabulary"),
+    ("check dana_thm1_eps0 --N 1024 --S 3 --dataset all", 2, "bad-input", "largest support checked"),
+    ("check dana_thm1_eps0 --S 100000000", 2, "bad-input", "longest sequence checked"),
+    ("check dana_thm1_eps --data {d}/dana_heavy.json --d 2 --dh 1 --H 1", 2, "hypotheses-unmet",
+     "T_eps <= H d_h + d refuted (T_eps = 4"),
+    ("check dana_thm2 --data {d}/dana_decimals.json --d 2 --H 1", 1, "refuted", "C = 4.71 >= 1/2"),
+    ("check dana_thm2 --data {d}/dana_decimals.json --d 178 --H 1", 0, "verified", ""),
+    ("check dana_contrib1 --N 3 --d 2 --dh 1 --H 1 --dataset all", 2, "hypotheses-unmet",
+     "T0 <= H d_h + d refuted (T0 = 9"),
+    ("check dana_prop3 --N 2 --d 2", 0, "verified", ""),
     # the report's output folder, checked before any work
     ("report --quick --out /proc/mha-verify-report --json", 2, "bad-input", "--out"),
     ("report --quick --out {d}/afile/sub --json", 2, "bad-input", "cannot write there"),

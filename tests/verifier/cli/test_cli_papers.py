@@ -30,3 +30,14 @@ def test_second_paper_flags_in_help():
     registry.load_all()
     assert all(f.flag in proc.stdout for p in registry.PAPERS.values() if p.instance_options
                for f in p.instance_options.flags)
+
+
+def test_a_conclusion_outside_the_hypotheses_is_never_verified_and_the_headline_says_why(capsys):
+    """Issue 25: contrib1 on all 9 bigrams (T0 = 9 > H d_h + d = 3) printed VERIFIED and exited 0."""
+    from test_cli import run
+
+    proc = run(capsys, "check", "dana_contrib1", "--N", 3, "--d", 2, "--dh", 1, "--H", 1, "--dataset", "all")
+    assert proc.returncode == 2
+    assert proc.stdout.startswith("dana_contrib1: HYPOTHESES-UNMET (T0 <= H d_h + d not met;")
+    assert "VERIFIED" not in proc.stdout
+    assert_clean_failure(proc, 2, "hypotheses unmet: hypotheses not met on the instance: T0 <= H d_h + d refuted")

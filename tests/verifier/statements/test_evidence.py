@@ -1,9 +1,10 @@
 """The verdict table of verifier/statements/evidence.py, case by case, and the JSON form.
 
 Rules (STATEMENTS.md, last section):
-conclusion TRUE -> verified (whatever the hypotheses); a refuted hypothesis ->
-hypotheses-unmet; FALSE with every hypothesis certified -> refuted; anything
-else -> inconclusive.
+a refuted hypothesis (or one failing at the data's precision) ->
+hypotheses-unmet, whatever the conclusion (one rule for every statement);
+conclusion TRUE -> verified; FALSE with every hypothesis certified -> refuted;
+anything else -> inconclusive.
 """
 import json
 
@@ -47,8 +48,9 @@ TABLE = {
     (Decision.TRUE, ("assumed",)): "verified",
     (Decision.FALSE, ("assumed",)): "inconclusive",
     (Decision.UNDECIDED, ("assumed",)): "inconclusive",
-    # some refuted: hypotheses-unmet unless the conclusion is certified true
-    (Decision.TRUE, ("certified", "refuted")): "verified",
+    # some refuted: hypotheses-unmet, even when the conclusion holds on the instance
+    (Decision.TRUE, ("certified", "refuted")): "hypotheses-unmet",
+    (Decision.TRUE, ("refuted",)): "hypotheses-unmet",
     (Decision.FALSE, ("certified", "refuted")): "hypotheses-unmet",
     (Decision.UNDECIDED, ("certified", "refuted")): "hypotheses-unmet",
     (Decision.FALSE, ("evidence", "refuted")): "hypotheses-unmet",
@@ -77,12 +79,10 @@ def test_verdict_rules_hold_for_every_combination(conclusion, statuses):
     hyps = [H(s) for s in statuses]
     v = verdict_of(conclusion, hyps)
     assert v in VERDICTS and v != "error"
-    if "fails-at-precision" in statuses:  # the conclusion's certificate is about the stored floats only
+    if "fails-at-precision" in statuses or "refuted" in statuses:  # the statement does not apply
         assert v == "hypotheses-unmet"
     elif conclusion is Decision.TRUE:
         assert v == "verified"
-    elif "refuted" in statuses:
-        assert v == "hypotheses-unmet"
     elif conclusion is Decision.FALSE and all(s == "certified" for s in statuses):
         assert v == "refuted"
     else:
@@ -105,6 +105,25 @@ def test_default_reasons_name_the_cause():
     ev = conclude("x", Decision.FALSE, claimed=0, measured=0, hypotheses=[H("evidence")])
     assert "only evidenced" in ev.reason
     assert conclude("x", Decision.FALSE, claimed=0, measured=0, reason="mine").reason == "mine"
+
+
+def test_a_conclusion_that_holds_outside_the_hypotheses_is_said_not_counted():
+    ev = conclude("x", Decision.TRUE, claimed=0, measured=0, certified=True,
+                  hypotheses=[Hypothesis("n < d", "refuted", "n = 5, d = 4")])
+    assert ev.verdict == "hypotheses-unmet" and not ev.certified and ev.exit_code == 2
+    assert ev.reason.startswith("hypotheses not met on the instance: n < d refuted")
+    assert "holds on this instance all the same" in ev.reason
+
+
+def test_evidence_refuses_a_decided_verdict_with_unmet_hypotheses():
+    from dataclasses import replace
+
+    ev = conclude("x", Decision.TRUE, claimed=0, measured=0)
+    for status in ("refuted", "fails-at-precision"):
+        with pytest.raises(ValueError, match="hypotheses-unmet"):
+            replace(ev, hypotheses=(Hypothesis("n < d", status),))
+    with pytest.raises(ValueError, match="hypotheses-unmet"):
+        replace(conclude("x", Decision.FALSE, claimed=0, measured=0), hypotheses=(Hypothesis("h", "refuted"),))
 
 
 def test_hypothesis_status_is_validated():
