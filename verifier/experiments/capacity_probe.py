@@ -196,7 +196,8 @@ def capacity_probe(scale: str, seed: int) -> Outcome:
            f"H(n-1)+1 on {at_cap['shared']} of {total['shared']}, sum-constant tokens Prop. 5's H(d-1)+1 on "
            f"{at_cap['sumconst']} of {total['sumconst']}")
     if above and beyond == len(above):
-        why = f"App. I.1's H(d-1)+1 is exceeded: T = Hd certified on {beyond} of {len(above)} settings with H >= 2. " + why
+        why = (f"App. I.1's H(d-1)+1 is exceeded: T = Hd certified on {beyond} of {len(above)} settings with "
+               f"H >= 2. " + why)
     if not over:
         why += "; no certified T above a proven cap"
     if over:

@@ -9,6 +9,14 @@ measure must be able to come out against the paper: ``criterion`` names the
 numbers that decide and the threshold, and ``Outcome.status`` follows from
 them, never from how the run looked.
 
+Power before verdict: an experiment may register a ``power`` check
+(:mod:`verifier.experiments.power`: converged by a plateau rule, the easiest
+setting memorized, seeds within a standard-error budget), also stated before
+the run; a negative verdict of runs that fail it is "inconclusive" with what
+would decide it, never "not reproduced" (:func:`assess`).  A ``kind="probe"``
+experiment probes a conjecture or side result: its status is "finding", never a
+reproduction.  :func:`rederive` re-derives a stored result's status.
+
 Scales: ``quick`` (seconds, CI smoke), ``cpu`` (the report's default: minutes
 on 2 cores), ``thorough`` (longer CPU runs), ``paper`` (the authors' grid: for
 a GPU).  Optional packages (the ``experiments`` extra) are named in

@@ -152,7 +152,7 @@ def gpu_hours(*panels: str, path: Path = COST_FILE) -> str:
 
 def decides_sweep(eid: str, steps: int, *panels: str) -> str:
     return (f"the paper's scale: d = 64 (4x our width), {steps:,} steps at lr 1e-3 (our cpu scale: d = 16, 500 "
-            f"steps), `python benchmarks/run_experiments.py --scale paper --only {eid}` on one GPU, "
+            f"steps; thorough: 4,000), `python benchmarks/run_experiments.py --scale paper --only {eid}` on one GPU, "
             f"{gpu_hours(*panels)}")
 
 

@@ -129,8 +129,8 @@ def _pooled(stats: list[dict]) -> dict:
                       f"grid did not find it). Per H with its premise met, (i) and (ii) decide together ((ii) alone "
                       f"holds trivially when few heads saturate). Reproduced: every H passes; not reproduced: some "
                       f"H with its premise met fails; otherwise (a premise unmet, none failed) inconclusive.",
-            power=Power(f"Per H: the premise (the largest T memorized by every seed lies below the grid's top), "
-                        f">= 3 seeds, and check (i) decided beyond 2 standard errors of its mean over seeds.",
+            power=Power("Per H: the premise (the largest T memorized by every seed lies below the grid's top), "
+                        ">= 3 seeds, and check (i) decided beyond 2 standard errors of its mean over seeds.",
                         fig3_power, "a T grid extending above the largest T memorized at H = 8, or the paper's "
                         "scale (d = 64, n = 32, T ~ 550 / 1300, 300,000 steps; `python benchmarks/run_experiments.py "
                         f"--scale paper --only fig3` on one GPU, {gpu_hours('fig3')})"),

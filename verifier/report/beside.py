@@ -86,7 +86,8 @@ def ours(eid: str, m: dict) -> str:
                                                             for T, t in _byT(m["tests"]))
         if eid == "fig2c":
             return "rise up to n / gain beyond n " + ", ".join(
-                f"T={T}: {t.get('rise_up_to_n', 0):+.3f} / {t.get('gain_beyond_n', 0):+.3f}" for T, t in _byT(m["tests"]))
+                f"T={T}: {t.get('rise_up_to_n', 0):+.3f} / {t.get('gain_beyond_n', 0):+.3f}"
+                for T, t in _byT(m["tests"]))
         if eid == "fig3":
             return "; ".join(f"H={H}: T={max(e['T_memorized_by_every_seed'], default='-')} of grid top "
                              f"{max(e['T_grid'])}" + (f", (i) {e['trained']['examples_mostly_saturated']:.0%}, (ii) "

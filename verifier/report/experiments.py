@@ -4,10 +4,13 @@ report's mode (quick -> ``quick``, default -> ``cpu``, thorough -> ``thorough``)
 
 For each: the claim and the success criterion as registered BEFORE the run,
 the status that criterion gave (reproduced / partially reproduced / not
-reproduced / skipped with the command that enables it / error) and why, the
+reproduced / inconclusive when the runs fail their power check / skipped with
+the command that enables it / error) and why, the power check and its outcome, the
 measured numbers (``results.json`` under ``experiments.<id>``), the figures
 (PNG in ``figures/``, embedded in ``index.html``) with captions that say how
-the scale differs from the paper's.  Timings sit under ``seconds`` keys: the
+the scale differs from the paper's.  Probes of conjectures (status "finding")
+get their own subsection and are not counted; then the paper's numbers beside
+ours and the stand-ins' diagnosis (:mod:`.beside`).  Timings sit under ``seconds`` keys: the
 report moves them to ``run.json`` and never renders them (same seed, same page).
 
 >>> sec = {"scale": "quick", "experiments": {}, "pngs": {}}
