@@ -145,13 +145,13 @@ def run_experiment(eid: str, *, scale: str, seed: int = 0) -> Outcome:
     t0 = time.perf_counter()
     missing = missing_packages(exp)
     if missing:
-        return Outcome("skipped", f"needs {', '.join(missing)}: pip install -e \".[experiments]\"",
-                       scale=scale, seed=seed)
+        return assess(exp, "skipped", f"needs {', '.join(missing)}: pip install -e \".[experiments]\"", {},
+                      Outcome("skipped", "", scale=scale, seed=seed))
     try:
         out = exp.run(scale, seed)
     except Exception as exc:  # noqa: BLE001 - shown in the report, never hidden
-        return Outcome("error", f"{type(exc).__name__}: {exc}", scale=scale, seed=seed,
-                       seconds=time.perf_counter() - t0)
+        return assess(exp, "error", f"{type(exc).__name__}: {exc}", {},
+                      Outcome("error", "", scale=scale, seed=seed, seconds=time.perf_counter() - t0))
     return replace(assess(exp, out.status, out.why, out.measured, out), scale=scale, seed=seed,
                    seconds=time.perf_counter() - t0)
 
@@ -162,13 +162,14 @@ def assess(exp: Experiment, status: str, why: str, measured: dict, out: Outcome 
     is "inconclusive".  ``power`` records the check as stated, its outcome, and the status
     the criterion gave (so that a stored result re-derives: :func:`rederive`)."""
     base = out or Outcome(status, why, measured)
+    stated = exp.power.stated if exp.power else ("none registered (no training runs: the verdict rests on "
+                                                 "certificates and sampled evidence at the stated budget)")
     if status in ("skipped", "error"):
-        return replace(base, status=status, why=why)
+        return replace(base, status=status, why=why, power={"stated": stated, "outcome": "not run", "checks": []})
     if exp.power is None:
-        power = {"stated": "none registered (no training runs: the verdict rests on certificates and sampled "
-                           "evidence at the stated budget)", "outcome": "not applicable", "checks": []}
+        power = {"stated": stated, "outcome": "not applicable", "checks": []}
     else:
-        power = {"stated": exp.power.stated, **exp.power.evaluate(measured), "decides": exp.power.decides}
+        power = {"stated": stated, **exp.power.evaluate(measured), "decides": exp.power.decides}
     power["criterion_status"], power["criterion_why"] = status, why
     if exp.kind == "probe":
         final, text = "finding", why
@@ -186,7 +187,7 @@ def rederive(record: dict) -> Outcome:
     measured = record.get("measured", {})
     stored = record.get("power", {}).get("criterion_status", record["status"])
     if stored in ("skipped", "error"):
-        return Outcome(stored, record["why"], measured)
+        return assess(exp, stored, record["why"], measured)
     if exp.decide is not None:
         status, why = exp.decide(measured)
     else:

@@ -45,7 +45,7 @@ SE_MSE_RELATIVE = 0.25
 PLATEAU_AT = 0.75
 PLATEAU_GAIN = 0.01
 PLATEAU_MSE = 0.05
-OUTCOMES = ("passed", "failed", "not measured", "not applicable")
+OUTCOMES = ("passed", "failed", "not measured", "not applicable", "not run")
 COST_FILE = Path(__file__).resolve().parents[2] / "reports" / "experiments" / "experiment_cost.json"
 
 SWEEP_STATED = (f"(1) training converged: every run memorized its T examples or, from its last evaluation at or "

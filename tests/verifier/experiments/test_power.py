@@ -65,6 +65,8 @@ def test_rederive_is_idempotent_and_positive_verdicts_stand():
     assert (again.status, again.why) == (o.status, o.why)
     assert catalogue.rederive(_record(_sweep(trace=False), status="reproduced")).status == "reproduced"
     assert judge("skipped", "w", {"outcome": "failed", "checks": []}, "x") == ("skipped", "w")
+    skipped = catalogue.run_experiment("table1", scale="quick")  # skipped at quick scale, extra or not
+    assert skipped.status == "skipped" and skipped.power["outcome"] == "not run" and skipped.power["stated"]
 
 
 def test_fig4_combines_its_parts_as_its_criterion_states():
