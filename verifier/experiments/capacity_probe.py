@@ -175,7 +175,8 @@ PROBES = {
                       "iff such weights exist). Reproduced: on every general-position (Uniform[0,1]) setting "
                       "some certified T >= H(d-1)+1; partially: on at least half; otherwise not reproduced. "
                       "A certified T above a proven cap (Prop. 2: H(n-1)+1 shared; Prop. 5: H(d-1)+1 "
-                      "sum-constant) would refute that proposition and is reported as such.")
+                      "sum-constant) would refute that proposition and is reported as such.",
+            kind="probe")
 def capacity_probe(scale: str, seed: int) -> Outcome:
     cfg = PROBES[scale]
     rows = [probe(s, seed=seed, steps=cfg["steps"]) for s in cfg["settings"]]
@@ -194,6 +195,9 @@ def capacity_probe(scale: str, seed: int) -> Outcome:
            f"H(d-1)+1 on {beyond} of the {len(above)} settings with H >= 2; shared contexts reach Prop. 2's cap "
            f"H(n-1)+1 on {at_cap['shared']} of {total['shared']}, sum-constant tokens Prop. 5's H(d-1)+1 on "
            f"{at_cap['sumconst']} of {total['sumconst']}")
+    if above and beyond == len(above):
+        why = (f"App. I.1's H(d-1)+1 is exceeded: T = Hd certified on {beyond} of {len(above)} settings with "
+               f"H >= 2. " + why)
     if not over:
         why += "; no certified T above a proven cap"
     if over:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from verifier.experiments import measures as ms
 from verifier.experiments.catalogue import Figure, Outcome, experiment
 from verifier.experiments.plots import sweep_figure
+from verifier.experiments.power import SWEEP_STATED, Power, decides_sweep, sweep_power
 from verifier.experiments.scales import SWEEPS
 from verifier.experiments.sweeps import run_sweep
 
@@ -44,7 +45,8 @@ def _fits_text(fits: dict) -> dict:
             criterion=f"Training accuracy at each fixed T (mean over seeds) against H; on the non-saturated part "
                       f"(mean accuracy < {ms.CEILING}, at least {ms.MIN_POINTS} points) the least-squares line "
                       f"must have {R2}. Reproduced: every such T passes; partially: at least half; "
-                      f"otherwise (or no non-saturated curve) not reproduced.")
+                      f"otherwise (or no non-saturated curve) not reproduced.",
+            power=Power(SWEEP_STATED, sweep_power("sweep"), decides_sweep("fig2a", 50_000, "fig2a")))
 def fig2a(scale: str, seed: int) -> Outcome:
     out = run_sweep(SWEEPS[scale]["fig2a"], seed=seed)
     fits = {T: ms.linear_part(c) for T, c in out["curves"].items()}
@@ -68,7 +70,8 @@ def fig2a(scale: str, seed: int) -> Outcome:
             criterion=f"Training accuracy at each fixed T against n: no drop larger than {SIG} between "
                       f"consecutive n, and a rise from the smallest to the largest n larger than that; curves "
                       f"saturated at every n are uninformative. Reproduced: every informative T passes; "
-                      f"partially: at least half.")
+                      f"partially: at least half.",
+            power=Power(SWEEP_STATED, sweep_power("sweep"), decides_sweep("fig2b", 50_000, "fig2b")))
 def fig2b(scale: str, seed: int) -> Outcome:
     out = run_sweep(SWEEPS[scale]["fig2b"], seed=seed)
     tests = {T: ms.monotone(c) for T, c in out["curves"].items()}
@@ -89,7 +92,8 @@ def fig2b(scale: str, seed: int) -> Outcome:
             criterion=f"Training accuracy at each fixed T against d_h: a rise from the smallest d_h up to "
                       f"d_h = n larger than {SIG}, AND no gain beyond n (best d_h > n vs d_h = n) larger than "
                       f"that. A curve flat everywhere fails (it cannot tell the knee at n from 'd_h does not "
-                      f"matter'). Reproduced: every informative T passes; partially: at least half.")
+                      f"matter'). Reproduced: every informative T passes; partially: at least half.",
+            power=Power(SWEEP_STATED, sweep_power("sweep"), decides_sweep("fig2c", 300_000, "fig2c")))
 def fig2c(scale: str, seed: int) -> Outcome:
     cfg = SWEEPS[scale]["fig2c"]
     out = run_sweep(cfg, seed=seed)

@@ -9,6 +9,14 @@ measure must be able to come out against the paper: ``criterion`` names the
 numbers that decide and the threshold, and ``Outcome.status`` follows from
 them, never from how the run looked.
 
+Power before verdict: an experiment may register a ``power`` check
+(:mod:`verifier.experiments.power`: converged by a plateau rule, the easiest
+setting memorized, seeds within a standard-error budget), also stated before
+the run; a negative verdict of runs that fail it is "inconclusive" with what
+would decide it, never "not reproduced" (:func:`assess`).  A ``kind="probe"``
+experiment probes a conjecture or side result: its status is "finding", never a
+reproduction.  :func:`rederive` re-derives a stored result's status.
+
 Scales: ``quick`` (seconds, CI smoke), ``cpu`` (the report's default: minutes
 on 2 cores), ``thorough`` (longer CPU runs), ``paper`` (the authors' grid: for
 a GPU).  Optional packages (the ``experiments`` extra) are named in
@@ -32,8 +40,13 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
+from verifier.experiments.power import Power, judge
+
 SCALES = ("quick", "cpu", "thorough", "paper")
-STATUSES = ("reproduced", "partially reproduced", "not reproduced", "skipped", "error")
+STATUSES = ("reproduced", "partially reproduced", "not reproduced", "inconclusive", "finding", "skipped", "error")
+#: kinds: a reproduction of a claim of the paper, or a probe of a conjecture / side result
+#: (status "finding", never counted among the reproductions)
+KINDS = ("reproduction", "probe")
 #: report mode -> experiment scale
 REPORT_SCALE = {"quick": "quick", "default": "cpu", "thorough": "thorough"}
 
@@ -61,6 +74,7 @@ class Outcome:
     scale: str = ""
     seed: int = 0
     seconds: float = 0.0
+    power: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -75,6 +89,9 @@ class Experiment:
     run: Callable[[str, int], Outcome]
     requires: tuple[str, ...] = ()
     module: str = ""
+    power: Power | None = None
+    decide: Callable[[dict], tuple[str, str]] | None = None
+    kind: str = "reproduction"
 
 
 EXPERIMENTS: dict[str, Experiment] = {}
@@ -94,11 +111,16 @@ def clear_caches() -> None:
         c.clear()
 
 
-def experiment(eid: str, *, claim: str, criterion: str, requires: tuple[str, ...] = ()):
-    """Register ``run(scale, seed) -> Outcome`` as the experiment for claim ``eid``."""
+def experiment(eid: str, *, claim: str, criterion: str, requires: tuple[str, ...] = (), power: Power | None = None,
+               decide: Callable[[dict], tuple[str, str]] | None = None, kind: str = "reproduction"):
+    """Register ``run(scale, seed) -> Outcome`` as the experiment for claim ``eid``; ``power``:
+    its power check (:mod:`.power`); ``decide(measured) -> (status, why)``: its criterion on
+    stored numbers (for re-deriving a status); ``kind``: one of :data:`KINDS`."""
+    if kind not in KINDS:
+        raise ValueError(f"kind {kind!r} not in {KINDS}")
 
     def register(fn):
-        EXPERIMENTS[eid] = Experiment(eid, claim, criterion, fn, tuple(requires), fn.__module__)
+        EXPERIMENTS[eid] = Experiment(eid, claim, criterion, fn, tuple(requires), fn.__module__, power, decide, kind)
         return fn
 
     return register
@@ -123,11 +145,51 @@ def run_experiment(eid: str, *, scale: str, seed: int = 0) -> Outcome:
     t0 = time.perf_counter()
     missing = missing_packages(exp)
     if missing:
-        return Outcome("skipped", f"needs {', '.join(missing)}: pip install -e \".[experiments]\"",
-                       scale=scale, seed=seed)
+        return assess(exp, "skipped", f"needs {', '.join(missing)}: pip install -e \".[experiments]\"", {},
+                      Outcome("skipped", "", scale=scale, seed=seed))
     try:
         out = exp.run(scale, seed)
     except Exception as exc:  # noqa: BLE001 - shown in the report, never hidden
-        return Outcome("error", f"{type(exc).__name__}: {exc}", scale=scale, seed=seed,
-                       seconds=time.perf_counter() - t0)
-    return replace(out, scale=scale, seed=seed, seconds=time.perf_counter() - t0)
+        return assess(exp, "error", f"{type(exc).__name__}: {exc}", {},
+                      Outcome("error", "", scale=scale, seed=seed, seconds=time.perf_counter() - t0))
+    return replace(assess(exp, out.status, out.why, out.measured, out), scale=scale, seed=seed,
+                   seconds=time.perf_counter() - t0)
+
+
+def assess(exp: Experiment, status: str, why: str, measured: dict, out: Outcome | None = None) -> Outcome:
+    """The final status from the criterion's (``status``, ``why``) and the stored numbers:
+    a probe's result is a "finding"; a negative verdict of runs that fail the power check
+    is "inconclusive".  ``power`` records the check as stated, its outcome, and the status
+    the criterion gave (so that a stored result re-derives: :func:`rederive`)."""
+    base = out or Outcome(status, why, measured)
+    stated = exp.power.stated if exp.power else ("none registered (no training runs: the verdict rests on "
+                                                 "certificates and sampled evidence at the stated budget)")
+    if status in ("skipped", "error"):
+        return replace(base, status=status, why=why, power={"stated": stated, "outcome": "not run", "checks": []})
+    if exp.power is None:
+        power = {"stated": stated, "outcome": "not applicable", "checks": []}
+    else:
+        power = {"stated": stated, **exp.power.evaluate(measured), "decides": exp.power.decides}
+    power["criterion_status"], power["criterion_why"] = status, why
+    if exp.kind == "probe":
+        final, text = "finding", why
+    else:
+        final, text = judge(status, why, power, exp.power.decides if exp.power else "")
+    return replace(base, status=final, why=text, power=power)
+
+
+def rederive(record: dict) -> Outcome:
+    """Re-derive the status of a stored result (``{"id", "status", "why", "measured", ...}``,
+    as ``benchmarks/run_experiments.py`` writes it) with today's rules: the experiment's
+    ``decide`` when it registers one, else the criterion's status as stored; then
+    :func:`assess`.  The same stored numbers give the same status on every machine."""
+    exp = load_all()[record["id"]]
+    measured = record.get("measured", {})
+    stored = record.get("power", {}).get("criterion_status", record["status"])
+    if stored in ("skipped", "error"):
+        return assess(exp, stored, record["why"], measured)
+    if exp.decide is not None:
+        status, why = exp.decide(measured)
+    else:
+        status, why = stored, record.get("power", {}).get("criterion_why", record["why"])
+    return assess(exp, status, why, measured)

@@ -14,7 +14,8 @@ each exactly as an independent run of the authors' recipe (App. A, their code):
 * ``steps = max(epochs x ceil(T / batch), min_steps)`` per run (optionally
   capped by ``max_steps``, a CPU-scale knob that the caption must state);
 * every ``eval_every`` steps and at its last step, the whole training set is
-  evaluated; classification stops early at 100% training accuracy; the run
+  evaluated (each run's ``trace``: step, loss, accuracy at its evaluations, for
+  a plateau rule); classification stops early at 100% training accuracy; the run
   keeps the checkpoint with the best training loss (or the 100% one).
 
 Runs do not interact: Adam is elementwise and is written here with a
@@ -262,6 +263,7 @@ def train_panel(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe:
             "step": torch.zeros(M, device=device)}
     reached = torch.full((M,), -1, dtype=torch.long, device=device)
     kept = model.state()
+    trace: list = [[] for _ in range(M)]  # per run: (step, loss, accuracy) at each of its evaluations
     t0, train_seconds, train_cpu, step = time.perf_counter(), 0.0, 0.0, 0
     while bool(active.any()):
         step += 1
@@ -272,6 +274,10 @@ def train_panel(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe:
         last = active & (step >= total)
         if step % recipe.eval_every == 0 or bool(last.any()):
             ev_loss, ev_acc = job.evaluate()
+            accs = ev_acc.tolist() if ev_acc is not None else [None] * M
+            for m, (on, lo, ac) in enumerate(zip(active.tolist(), ev_loss.tolist(), accs)):
+                if on:
+                    trace[m].append((step, lo, ac))
             full = (ev_acc >= 1.0) & active if ev_acc is not None else torch.zeros_like(active)
             better = active & ((ev_loss < best["loss"]) | full)
             best["loss"] = torch.where(better, ev_loss, best["loss"])
@@ -292,7 +298,10 @@ def train_panel(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe:
     for m, r in enumerate(runs):
         row = {**{k: v for k, v in asdict(r).items() if k != "tags"}, **r.tags, "n": datasets[r.dataset].n,
                "steps_budget": int(total[m]), "kept_step": int(best["step"][m]),
-               "train_loss": float(best["loss"][m])}
+               "train_loss": float(best["loss"][m]),
+               "trace": {"step": [t[0] for t in trace[m]], "loss": [t[1] for t in trace[m]]}}
+        if task == "classification":
+            row["trace"]["accuracy"] = [t[2] for t in trace[m]]
         if task == "classification":
             row.update(accuracy=float(best["acc"][m]), correct=int(round(float(best["acc"][m]) * r.T)),
                        reached=bool(reached[m] >= 0), reached_step=int(reached[m]) if reached[m] >= 0 else None)

@@ -8,9 +8,9 @@ dataset sizes are not in the paper; ours are a fixed grid of T (powers of two
 times 500 up to 16,000), the same for every sweep value: it is meant for a GPU.
 
 ``cpu`` (the report's default) keeps the recipe's shape at d = 16, n = 8 and
-1,000 steps at lr 1e-2 (10x the paper's, for 50x fewer steps), so that every
+500 steps at lr 1e-2 (10x the paper's, for 100x fewer steps; Fig. 3: 2,000), so that every
 panel runs in well under a minute on 2 cores; ``quick`` is a smoke test
-(seconds); ``thorough`` is ``cpu`` with 5 seeds and 4x the steps.  The
+(seconds); ``thorough`` is ``cpu`` with 5 seeds and 8x the steps (4,000 at lr 5e-3).  The
 dataset sizes never depend on a constructive count: a T grid is shared by
 every point of a sweep (the paper's measure: accuracy at fixed T).
 

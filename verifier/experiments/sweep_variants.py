@@ -8,17 +8,30 @@ from verifier.experiments import measures as ms
 from verifier.experiments.capacity_sweeps import SIG, jsonable, scale_note
 from verifier.experiments.catalogue import Figure, Outcome, experiment
 from verifier.experiments.plots import sweep_figure
+from verifier.experiments.power import SWEEP_STATED, Power, decides_sweep, sweep_power
 from verifier.experiments.scales import SWEEPS
 from verifier.experiments.sweeps import run_sweep
 
 
 def combine(*statuses: str) -> str:
-    """All reproduced -> reproduced; none reproduced or partial -> not reproduced; else partially."""
+    """Fig. 4's rule as its criterion states it: every part reproduced -> reproduced; no part
+    reproduced (a partial part is not a reproduced one) -> not reproduced; else partially."""
     if all(s == "reproduced" for s in statuses):
         return "reproduced"
-    if all(s == "not reproduced" for s in statuses):
+    if not any(s == "reproduced" for s in statuses):
         return "not reproduced"
     return "partially reproduced"
+
+
+def decide_fig4(measured: dict) -> tuple[str, str]:
+    """Fig. 4's status from its stored parts (their own statuses and fits)."""
+    a, b = measured["part_a"], measured["part_b"]
+    shared = b["fits_shared"]
+    r2 = "; ".join(f"T={T}: R^2 in n {f['r2']:.3f} (random) vs {shared[T]['r2']:.3f} (shared)"
+                   for T, f in b["fits_random"].items() if f and shared.get(T))
+    wa, wb = (f", {p['why']}" if p.get("why") else "" for p in (a, b))
+    return combine(a["status"], b["status"]), (f"(a) linear in H: {a['status']}{wa}; (b) linearity in n weakened: "
+                                               f"{b['status']}{wb} ({r2 or 'none'})")
 
 
 @experiment("fig4", claim="With contexts in general position (one random context per example; App. I.1, "
@@ -29,7 +42,10 @@ def combine(*statuses: str) -> str:
                       f"part has R^2 < {ms.R2_MIN} AND below the R^2 of the same fit with a shared context (the "
                       f"Fig. 2b sweep, same grid and seeds). Each part: all informative T -> reproduced, at least "
                       f"half -> partially; the claim: both reproduced -> reproduced, neither -> not reproduced, "
-                      f"else partially. The conjecture itself is probed exactly by 'capacity_probe'.")
+                      f"else partially. The conjecture itself is probed exactly by 'capacity_probe'.",
+            power=Power(SWEEP_STATED, sweep_power("sweep_H", "sweep_n"),
+                        decides_sweep("fig4", 50_000, "fig4_H", "fig4_n", "fig2b")),
+            decide=decide_fig4)
 def fig4(scale: str, seed: int) -> Outcome:
     out_h = run_sweep(SWEEPS[scale]["fig4_H"], seed=seed)
     out_n = run_sweep(SWEEPS[scale]["fig4_n"], seed=seed)
@@ -41,10 +57,6 @@ def fig4(scale: str, seed: int) -> Outcome:
     weak = {T: (f["r2"] < ms.R2_MIN and f["r2"] < fits_shared[T]["r2"])
             for T, f in fits_n.items() if f and fits_shared.get(T)}
     status_b, why_b = ms.decide(list(weak.values()), none_why="no T with a non-saturated part in both contexts")
-    status = combine(status_a, status_b)
-    r2 = "; ".join(f"T={T}: R^2 in n {f['r2']:.3f} (random) vs {fits_shared[T]['r2']:.3f} (shared)"
-                   for T, f in fits_n.items() if f and fits_shared.get(T))
-    why = f"(a) linear in H: {status_a}, {why_a}; (b) linearity in n weakened: {status_b}, {why_b} ({r2 or 'none'})"
     fh = {T: (f"R^2={f['r2']:.3f}" if f else "saturated") for T, f in fits_h.items()}
     fn = {T: (f"R^2={f['r2']:.3f}" if f else "saturated") for T, f in fits_n.items()}
     png = sweep_figure([(out_h, fh, "vs H, random contexts"), (out_n, fn, "vs n, random contexts")],
@@ -53,13 +65,15 @@ def fig4(scale: str, seed: int) -> Outcome:
            "of Z); dash-dot: App. I.1's conjectured count H(d-1)+1; solid: Prop. 1's count H(r-1)+1. "
            "The exact rank reachable by any weights on such data is measured by 'capacity_probe'. "
            + scale_note(out_h, scale))
-    return Outcome(status, why, measured={
-        "part_a": {"status": status_a, "fits": {str(T): f for T, f in fits_h.items()}},
-        "part_b": {"status": status_b, "fits_random": {str(T): f for T, f in fits_n.items()},
+    measured = {
+        "part_a": {"status": status_a, "why": why_a, "fits": {str(T): f for T, f in fits_h.items()}},
+        "part_b": {"status": status_b, "why": why_b, "fits_random": {str(T): f for T, f in fits_n.items()},
                    "fits_shared": {str(T): f for T, f in fits_shared.items()},
                    "weakened": {str(T): w for T, w in weak.items()}},
-        "sweep_H": jsonable(out_h), "sweep_n": jsonable(out_n)},
-        figures=(Figure("fig4", "Fig. 4: general-position contexts", cap, png),))
+        "sweep_H": jsonable(out_h), "sweep_n": jsonable(out_n)}
+    status, why = decide_fig4(measured)
+    return Outcome(status, why, measured=measured,
+                   figures=(Figure("fig4", "Fig. 4: general-position contexts", cap, png),))
 
 
 @experiment("fig5", claim="Regression (labels Uniform[0,1], memorization measured by the MSE) shows the same "
@@ -67,7 +81,9 @@ def fig4(scale: str, seed: int) -> Outcome:
             criterion=f"At each fixed T the training MSE (mean over seeds) is non-increasing in H and in n: no "
                       f"rise larger than {SIG} between consecutive points, and a fall from the first to the last "
                       f"point larger than that; curves with every MSE below {ms.MSE_FLOOR:g} are uninformative. "
-                      f"Reproduced: every informative curve of both sweeps passes; partially: at least half.")
+                      f"Reproduced: every informative curve of both sweeps passes; partially: at least half.",
+            power=Power(SWEEP_STATED, sweep_power("sweep_H", "sweep_n"),
+                        decides_sweep("fig5", 50_000, "fig5_H", "fig5_n")))
 def fig5(scale: str, seed: int) -> Outcome:
     outs = {"H": run_sweep(SWEEPS[scale]["fig5_H"], seed=seed), "n": run_sweep(SWEEPS[scale]["fig5_n"], seed=seed)}
     tests = {k: {T: ms.monotone(c, increasing=False) for T, c in o["curves"].items()} for k, o in outs.items()}

@@ -4,10 +4,13 @@ report's mode (quick -> ``quick``, default -> ``cpu``, thorough -> ``thorough``)
 
 For each: the claim and the success criterion as registered BEFORE the run,
 the status that criterion gave (reproduced / partially reproduced / not
-reproduced / skipped with the command that enables it / error) and why, the
+reproduced / inconclusive when the runs fail their power check / skipped with
+the command that enables it / error) and why, the power check and its outcome, the
 measured numbers (``results.json`` under ``experiments.<id>``), the figures
 (PNG in ``figures/``, embedded in ``index.html``) with captions that say how
-the scale differs from the paper's.  Timings sit under ``seconds`` keys: the
+the scale differs from the paper's.  Probes of conjectures (status "finding")
+get their own subsection and are not counted; then the paper's numbers beside
+ours and the stand-ins' diagnosis (:mod:`.beside`).  Timings sit under ``seconds`` keys: the
 report moves them to ``run.json`` and never renders them (same seed, same page).
 
 >>> sec = {"scale": "quick", "experiments": {}, "pngs": {}}
@@ -24,9 +27,11 @@ from pathlib import Path
 import numpy as np
 
 from verifier.experiments import catalogue
+from verifier.report import beside
 
 COLOURS = {"reproduced": ("#2e7d32", "white"), "partially reproduced": ("#f9a825", "black"),
-           "not reproduced": ("#c62828", "white"), "skipped": ("#90a4ae", "black"), "error": ("#6a1b9a", "white")}
+           "not reproduced": ("#c62828", "white"), "inconclusive": ("#1565c0", "white"),
+           "finding": ("#00838f", "white"), "skipped": ("#90a4ae", "black"), "error": ("#6a1b9a", "white")}
 
 
 def _plain(x):
@@ -55,7 +60,8 @@ def run_experiments(out, *, mode: str, seed: int, progress=None, only=None) -> d
             figs.append({"name": name, "title": f.title, "caption": f.caption, "file": f"figures/{name}.png"})
         rows[eid] = {"id": eid, "claim": exp.claim, "criterion": exp.criterion, "status": o.status, "why": o.why,
                      "scale": o.scale, "seed": o.seed, "requires": list(exp.requires), "module": exp.module,
-                     "measured": _plain(o.measured), "figures": figs, "seconds": round(o.seconds, 3)}
+                     "measured": _plain(o.measured), "figures": figs, "seconds": round(o.seconds, 3),
+                     "kind": exp.kind, "power": _plain(o.power)}
         if progress:
             progress.step(eid)
     return {"scale": scale, "experiments": rows, "pngs": pngs}
@@ -70,13 +76,26 @@ def has_error(section: dict) -> bool:
     return any(r["status"] == "error" for r in section["experiments"].values())
 
 
+def _reproductions(section) -> dict:
+    """The experiments counted as reproductions (probes have their own section)."""
+    return {k: r for k, r in section["experiments"].items() if r.get("kind", "reproduction") != "probe"}
+
+
+def _power(r) -> str:
+    p = r.get("power") or {}
+    if not p:
+        return ""
+    checks = "; ".join(f"{c['check']}: {c['outcome']} ({c['detail']})" for c in p.get("checks", []))
+    return f"{p.get('stated', '')} Outcome: {p.get('outcome', '')}" + (f" ({checks})" if checks else "") + "."
+
+
 def _counts(section) -> str:
-    st = [r["status"] for r in section["experiments"].values()]
+    st = [r["status"] for r in _reproductions(section).values()]
     return ", ".join(f"{st.count(k)} {k}" for k in COLOURS if k in st) or "none registered"
 
 
 def markdown_section(section: dict) -> str:
-    rows = section["experiments"]
+    rows = _reproductions(section)
     out = ["", "## Experiments", "",
            f"The paper's empirical claims, each with its criterion stated in code before the run; scale "
            f"`{section['scale']}` (`mha-verify report --thorough` for longer runs; the `paper` scale is for a GPU). "
@@ -87,9 +106,11 @@ def markdown_section(section: dict) -> str:
         out.append(f"| `{eid}` | {r['status']} | {why[:300]}{'...' if len(why) > 300 else ''} |")
     for eid, r in rows.items():
         out += ["", f"### `{eid}` ({r['status']})", "", f"**Claim.** {r['claim']}", "",
-                f"**Criterion (stated before the run).** {r['criterion']}", "", f"**Outcome.** {r['why']}", ""]
+                f"**Criterion (stated before the run).** {r['criterion']}", "",
+                f"**Power check (stated before the run).** {_power(r)}", "", f"**Outcome.** {r['why']}", ""]
         for f in r["figures"]:
             out += [f"![{f['title']}]({f['file']})", "", f"*{f['title']}.* {f['caption']}", ""]
+    out += beside.probes_markdown(section["experiments"]) + beside.beside_markdown(section["experiments"])
     return "\n".join(out) + "\n"
 
 
@@ -100,7 +121,7 @@ def _badge(status: str) -> str:
 
 def html_section(section: dict) -> str:
     e = html.escape
-    rows = section["experiments"]
+    rows = _reproductions(section)
     parts = ['<h2 id="experiments">Experiments</h2>',
              f"<p>The paper's empirical claims, each with its criterion stated in code before the run; scale "
              f"<code>{e(section['scale'])}</code> (<code>mha-verify report --thorough</code> for longer runs; the "
@@ -114,11 +135,14 @@ def html_section(section: dict) -> str:
         parts += [f'<h3 id="experiment-{e(eid)}"><code>{e(eid)}</code> {_badge(r["status"])}</h3>',
                   f"<p><b>Claim.</b> {e(r['claim'])}</p>",
                   f"<p><b>Criterion (stated before the run).</b> {e(r['criterion'])}</p>",
+                  f"<p><b>Power check (stated before the run).</b> {e(_power(r))}</p>",
                   f"<p><b>Outcome.</b> {e(r['why'])}</p>"]
         for f in r["figures"]:
             parts.append(f'<figure id="figure-{e(f["name"])}"><img id="img-{e(f["name"])}" alt="{e(f["title"])}" '
                          f'src="data:image/png;base64,{section["pngs"][f["name"]]}"><figcaption><b>{e(f["title"])}.'
                          f"</b> {e(f['caption'])}</figcaption></figure>")
+    extra = beside.probes_markdown(section["experiments"]) + beside.beside_markdown(section["experiments"])
+    parts.append(beside.to_html(extra, lambda name: f"data:image/png;base64,{section['pngs'].get(name, '')}"))
     return "\n".join(parts)
 
 

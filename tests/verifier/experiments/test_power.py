@@ -1,0 +1,112 @@
+"""The status rules of issue 19 on small synthetic stored results: a negative verdict of
+underpowered runs is "inconclusive" (and of powered runs stands), Fig. 4 combines its parts
+as its criterion states, Fig. 3 checks its premise and decides (i) with (ii), and a probe is
+a "finding", never counted among the reproductions."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+
+from verifier.experiments import catalogue  # noqa: E402
+from verifier.experiments.measures import curves  # noqa: E402
+from verifier.experiments.power import judge, run_converged, sweep_power  # noqa: E402
+from verifier.experiments.saturation import decide_fig3  # noqa: E402
+from verifier.experiments.sweep_variants import combine, decide_fig4  # noqa: E402
+from verifier.report import experiments as rx  # noqa: E402
+
+
+def _run(T, H, seed, acc, *, trace=True, late_gain=0.0):
+    row = {"T": T, "H": H, "seed": seed, "accuracy": acc, "reached": acc >= 1.0, "steps_budget": 500}
+    if trace:
+        row["trace"] = {"step": [100, 200, 300, 400, 500], "loss": [2.0, 1.5, 1.2, 1.1, 1.0],
+                        "accuracy": [acc - 0.3, acc - 0.2, acc - late_gain, acc - late_gain / 2, acc]}
+    return row
+
+
+def _sweep(*, trace=True, late_gain=0.0, easiest=1.0, noise=0.0):
+    """A Fig. 2a-like panel: H in (1, 2, 4), T in (8, 16), 3 seeds."""
+    runs = []
+    for T in (8, 16):
+        for H in (1, 2, 4):
+            for s in range(3):
+                acc = easiest if (T, H) == (8, 4) else min(0.99, 0.2 * H + 0.1) - (noise if s == 0 else 0.0)
+                runs.append(_run(T, H, s, acc, trace=trace, late_gain=late_gain))
+    return {"task": "classification", "key": "H", "values": [1, 2, 4], "T": [8, 16], "runs": runs,
+            "curves": {str(T): c for T, c in curves(runs, "H", "accuracy").items()}}
+
+
+def _record(sweep, status="not reproduced"):
+    return {"id": "fig2a", "status": status, "why": "only 0 of 2 informative curves pass",
+            "measured": {"sweep": sweep, "fits": {}}}
+
+
+def test_plateau_rule_on_one_run():
+    assert run_converged(_run(8, 1, 0, 1.0, trace=False), "classification") == "passed"  # memorized
+    assert run_converged(_run(8, 1, 0, 0.5, trace=False), "classification") == "not measured"
+    assert run_converged(_run(8, 1, 0, 0.5), "classification") == "passed"  # flat over the last quarter
+    assert run_converged(_run(8, 1, 0, 0.5, late_gain=0.25), "classification") == "failed"  # still rising
+
+
+def test_underpowered_negative_verdict_is_inconclusive_powered_one_stands():
+    for bad in (_sweep(trace=False), _sweep(late_gain=0.25), _sweep(easiest=0.875), _sweep(noise=0.3)):
+        o = catalogue.rederive(_record(bad))
+        assert o.status == "inconclusive" and o.power["outcome"] != "passed"
+        assert "Would decide it" in o.why and "GPU" in o.why and o.power["criterion_status"] == "not reproduced"
+    o = catalogue.rederive(_record(_sweep()))  # negative control: powered runs keep their verdict
+    assert o.status == "not reproduced" and o.power["outcome"] == "passed"
+    assert sweep_power("sweep")({})["outcome"] == "not measured"  # nothing stored: never "passed"
+
+
+def test_rederive_is_idempotent_and_positive_verdicts_stand():
+    o = catalogue.rederive(_record(_sweep(trace=False)))
+    again = catalogue.rederive({"id": "fig2a", "status": o.status, "why": o.why, "measured": o.measured,
+                                "power": o.power})
+    assert (again.status, again.why) == (o.status, o.why)
+    assert catalogue.rederive(_record(_sweep(trace=False), status="reproduced")).status == "reproduced"
+    assert judge("skipped", "w", {"outcome": "failed", "checks": []}, "x") == ("skipped", "w")
+    skipped = catalogue.run_experiment("table1", scale="quick")  # skipped at quick scale, extra or not
+    assert skipped.status == "skipped" and skipped.power["outcome"] == "not run" and skipped.power["stated"]
+
+
+def test_fig4_combines_its_parts_as_its_criterion_states():
+    assert combine("not reproduced", "partially reproduced") == "not reproduced"  # neither reproduced
+    assert combine("partially reproduced", "partially reproduced") == "not reproduced"
+    assert combine("reproduced", "partially reproduced") == "partially reproduced"
+    assert combine("reproduced", "reproduced") == "reproduced"
+    m = {"part_a": {"status": "not reproduced", "fits": {}},
+         "part_b": {"status": "partially reproduced", "fits_random": {}, "fits_shared": {}}}
+    assert decide_fig4(m)[0] == "not reproduced"
+
+
+def _H(grid, memorized, i=None, ii=None):
+    e = {"T_grid": grid, "T_memorized_by_every_seed": memorized}
+    if i is not None:
+        e["trained"] = {"examples_mostly_saturated": i, "examples_with_unsaturated_head": ii,
+                        "examples_mostly_saturated_sem": 0.01, "seeds": 3}
+    return e
+
+
+def test_fig3_premise_and_joint_checks():
+    grid = [32, 64, 96, 128]
+    good, top = _H(grid, [32, 64], 0.8, 1.0), _H(grid, grid, 0.8, 1.0)
+    assert decide_fig3({"per_H": {"4": good, "8": good}})[0] == "reproduced"
+    assert decide_fig3({"per_H": {"4": good, "8": top}})[0] == "inconclusive"  # H=8 memorized the grid's top
+    assert "premise unmet" in decide_fig3({"per_H": {"4": good, "8": top}})[1]
+    only_ii = _H(grid, [32, 64], 0.07, 1.0)  # (ii) holds, (i) fails: never a partial reproduction
+    assert decide_fig3({"per_H": {"4": only_ii, "8": top}})[0] == "not reproduced"
+    assert decide_fig3({"per_H": {"4": _H(grid, []), "8": top}})[0] == "inconclusive"
+
+
+def test_probe_is_a_finding_and_not_counted():
+    rec = {"id": "capacity_probe", "status": "reproduced", "why": "T = Hd certified", "measured": {}}
+    o = catalogue.rederive(rec)
+    assert o.status == "finding"
+    rows = {"capacity_probe": {"id": "capacity_probe", "kind": "probe", "status": "finding", "why": o.why,
+                               "claim": "App. I.1", "criterion": "", "measured": {}, "figures": [], "power": o.power},
+            "fig5": {"id": "fig5", "kind": "reproduction", "status": "reproduced", "why": "w", "claim": "c",
+                     "criterion": "k", "measured": {}, "figures": [], "power": {}}}
+    md = rx.markdown_section({"scale": "cpu", "experiments": rows, "pngs": {}})
+    assert "Statuses: 1 reproduced." in md and "### Probes of conjectures and side results" in md
+    assert "| `capacity_probe` |" not in md.split("### Probes")[0]
+    assert "Probes of conjectures" in rx.html_section({"scale": "cpu", "experiments": rows, "pngs": {}})
