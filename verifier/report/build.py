@@ -42,7 +42,7 @@ from verifier.report.rows import (  # noqa: F401 - re-exported
     run_statement,
     summarise,
 )
-from verifier.statements import registry
+from verifier.statements import display, registry
 
 TIMING_KEYS = frozenset({"seconds"})  # what results.json never holds (see environment.VOLATILE_KEYS)
 _STATUS_ORDER = STATUS_ORDER
@@ -60,7 +60,7 @@ def build_figures(out: Path, *, seed: int, statuses: dict, progress: Progress | 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the figures illustrate; the checkers decide
                 data = rf.figure_data(name, seed=seed, statuses=statuses)
-            png = rf.draw(name, data)
+            png = rf.draw(name, display.stable(data))  # drawn as results.json prints it (display.stable)
         except Exception as exc:  # noqa: BLE001 - a failed figure is shown, never hidden
             error = f"{type(exc).__name__}: {exc}"
             png = rf.draw(name, None, error=error)
@@ -149,7 +149,10 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
                                   statement_seconds={r["id"]: r["seconds"] for r in rows},
                                   extra={"named_instance_seconds": {r["key"]: r.get("seconds", {})
                                                                     for r in named["rows"]}})
-    results = environment.strip_volatile(results)
+    results, choices = environment.split_machine_choices(environment.strip_volatile(results))
+    results = display.stable(results)  # every float to the digits it is known to
+    experiments, named = display.stable(experiments), display.stable(named)
+    facts["machine_choices"] = choices  # what float pivoting chose on this machine (results.json: not)
     (out / "results.json").write_text(json.dumps(results, sort_keys=True, indent=1) + "\n")
     (out / "REPORT.md").write_text("".join((markdown.render_markdown(results), report_papers.markdown_sections(
         results), report_experiments.markdown_section(environment.strip_volatile(experiments)),
