@@ -150,9 +150,13 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
                                   extra={"named_instance_seconds": {r["key"]: r.get("seconds", {})
                                                                     for r in named["rows"]}})
     results, choices = environment.split_machine_choices(environment.strip_volatile(results))
+    kept = {eid: experiments["experiments"][eid] for eid in experiments["carried_over"]}
     results = display.stable(results)  # every float to the digits it is known to
     experiments, named = display.stable(experiments), display.stable(named)
+    for eid, entry in kept.items():  # as the earlier report printed them (bounds are not rounded twice)
+        results["experiments"][eid] = experiments["experiments"][eid] = environment.strip_volatile(entry)
     facts["machine_choices"] = choices  # what float pivoting chose on this machine (results.json: not)
+    facts["experiments_kept_from"] = experiments["carried_over"]  # extra absent: whose results were kept
     (out / "results.json").write_text(json.dumps(results, sort_keys=True, indent=1) + "\n")
     (out / "REPORT.md").write_text("".join((markdown.render_markdown(results), report_papers.markdown_sections(
         results), report_experiments.markdown_section(environment.strip_volatile(experiments)),
