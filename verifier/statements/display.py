@@ -85,7 +85,8 @@ def significant(x: float, digits: int = DIGITS, direction: str = "nearest") -> f
     d = Decimal(repr(x))
     d += abs(d) * NUDGE * (-1 if direction == "down" else 1)
     quantum = Decimal(1).scaleb(d.adjusted() - digits + 1)
-    return float(d.quantize(quantum, rounding=_ROUNDING[direction]))
+    r = float(d.quantize(quantum, rounding=_ROUNDING[direction]))
+    return r if math.isfinite(r) else x  # near the largest float: the float itself
 
 
 def direction_of(key: str) -> str:
