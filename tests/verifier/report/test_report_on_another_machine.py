@@ -18,8 +18,8 @@ from verifier.report import experiments as report_experiments
 from verifier.statements.display import show, show_text, significant, stable
 
 #: statements whose trails and certificates print float diagnostics (SVDs, solves, float64
-#: weights' residuals, balls around float data, minors chosen by float pivoting)
-FLOAT_HEAVY = ["claim1", "lemma4", "appendixB2", "proposition1", "proposition2", "step2", "theorem1",
+#: weights' residuals, balls around float data, minors chosen by float pivoting, worst subsets)
+FLOAT_HEAVY = ["assumption1", "claim1", "lemma4", "appendixB2", "proposition1", "proposition2", "step2", "theorem1",
                "dana_corollary1"]
 ULP = 2.0**-52
 
