@@ -17,8 +17,9 @@ summation order): every number is printed to the digits it is known to
 (:func:`verifier.statements.display.stable`, applied once, also to the data
 a figure is drawn from), and what float pivoting chose (a minor's rows and
 columns, a rejected negative control's evidence) is moved to ``run.json``
-(:func:`.environment.split_machine_choices`).  The exit code is 4 for a checker, figure or section error, 1
-for a refutation or a negative control that was not rejected, else 0.
+(:func:`.environment.split_machine_choices`).  The exit code is 4 for a
+checker, figure or section error, 1 for a refutation or a negative control
+that was not rejected, else 0.
 
 The report is a list of sections, each a function: the statements
 (:mod:`.rows`, rendered by :mod:`.markdown` / :mod:`.html`), the figures
