@@ -12,8 +12,14 @@
 
 Same seed => the same ``results.json``, ``REPORT.md``, ``index.html`` and
 figures, byte for byte: everything that changes between runs is in
-``run.json``.  The exit code is 4 for a checker, figure or section error, 1
-for a refutation or a negative control that was not rejected, else 0.
+``run.json``.  The same holds on another machine (another BLAS, another
+summation order): every number is printed to the digits it is known to
+(:func:`verifier.statements.display.stable`, applied once, also to the data
+a figure is drawn from), and what float pivoting chose (a minor's rows and
+columns, a rejected negative control's evidence) is moved to ``run.json``
+(:func:`.environment.split_machine_choices`).  The exit code is 4 for a
+checker, figure or section error, 1 for a refutation or a negative control
+that was not rejected, else 0.
 
 The report is a list of sections, each a function: the statements
 (:mod:`.rows`, rendered by :mod:`.markdown` / :mod:`.html`), the figures
@@ -42,7 +48,7 @@ from verifier.report.rows import (  # noqa: F401 - re-exported
     run_statement,
     summarise,
 )
-from verifier.statements import registry
+from verifier.statements import display, registry
 
 TIMING_KEYS = frozenset({"seconds"})  # what results.json never holds (see environment.VOLATILE_KEYS)
 _STATUS_ORDER = STATUS_ORDER
@@ -60,7 +66,7 @@ def build_figures(out: Path, *, seed: int, statuses: dict, progress: Progress | 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the figures illustrate; the checkers decide
                 data = rf.figure_data(name, seed=seed, statuses=statuses)
-            png = rf.draw(name, data)
+            png = rf.draw(name, display.stable(data))  # drawn as results.json prints it (display.stable)
         except Exception as exc:  # noqa: BLE001 - a failed figure is shown, never hidden
             error = f"{type(exc).__name__}: {exc}"
             png = rf.draw(name, None, error=error)
@@ -161,7 +167,14 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
                                   statement_seconds={r["id"]: r["seconds"] for r in rows},
                                   extra={"named_instance_seconds": {r["key"]: r.get("seconds", {})
                                                                     for r in named["rows"]}})
-    results = environment.strip_volatile(results)
+    results, choices = environment.split_machine_choices(environment.strip_volatile(results))
+    kept = {eid: experiments["experiments"][eid] for eid in experiments["carried_over"]}
+    results = display.stable(results)  # every float to the digits it is known to
+    experiments, named = display.stable(experiments), display.stable(named)
+    for eid, entry in kept.items():  # as the earlier report printed them (bounds are not rounded twice)
+        results["experiments"][eid] = experiments["experiments"][eid] = environment.strip_volatile(entry)
+    facts["machine_choices"] = choices  # what float pivoting chose on this machine (results.json: not)
+    facts["experiments_kept_from"] = experiments["carried_over"]  # extra absent: whose results were kept
     (out / "results.json").write_text(json.dumps(results, sort_keys=True, indent=1) + "\n")
     (out / "REPORT.md").write_text("".join((report_errata.insert_markdown(markdown.render_markdown(results), results),
                                             report_papers.markdown_sections(

@@ -73,6 +73,45 @@ def strip_volatile(x):
     return x
 
 
+#: the fields of a nonsingular-minor certificate that float pivoting chooses (which rows and
+#: columns, which rung of the precision ladder decided): on a near-degenerate matrix another
+#: machine may choose others, with the same certified rank, so they are facts of the run
+MINOR_CHOICES = ("rows", "cols", "method", "prec_bits")
+
+
+def split_machine_choices(x, path: str = ""):
+    """``(x without the machine's choices, {path: what was moved})``: the MINOR_CHOICES of
+    every minor certificate (a dict with ``certified_k`` or ``residual_norm_upper``), and
+    the evidence and reason of every REJECTED negative control (a deliberately degenerate
+    instance, where the float path may go another way to the same verdict; results.json
+    keeps its description, expectation and verdict, a control not rejected keeps all).
+    run.json holds what was moved, under the same path."""
+    moved = {}
+    if isinstance(x, list):
+        out = []
+        for i, v in enumerate(x):
+            v, m = split_machine_choices(v, f"{path}/{i}")
+            out.append(v)
+            moved.update(m)
+        return out, moved
+    if not isinstance(x, dict):
+        return x, moved
+    drop = ()
+    if "certified_k" in x or "residual_norm_upper" in x:
+        drop = MINOR_CHOICES
+    elif x.get("rejected") is True and "evidence" in x:
+        drop = ("evidence", "reason")
+    kept = {k: v for k, v in x.items() if k in drop}
+    if kept:
+        moved[path or "/"] = kept
+    out = {}
+    for k, v in x.items():
+        if k not in drop:
+            out[k], m = split_machine_choices(v, f"{path}/{k}")
+            moved.update(m)
+    return out, moved
+
+
 def run_facts(*, argv, started: float, phases: dict, statement_seconds: dict, extra: dict | None = None) -> dict:
     """The one small file of facts that differ between runs of the same seed:
     date, duration, command, machine, versions, git commit, timings."""

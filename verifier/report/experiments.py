@@ -47,9 +47,17 @@ def run_experiments(out, *, mode: str, seed: int, progress=None, only=None) -> d
     catalogue.clear_caches()  # each report computes its own runs (determinism is then tested, not cached)
     figdir = Path(out) / "figures"
     figdir.mkdir(parents=True, exist_ok=True)
-    rows, pngs = {}, {}
+    rows, pngs, carried = {}, {}, {}
     for eid, exp in exps.items():
         if only is not None and eid not in only:
+            continue
+        if catalogue.missing_packages(exp) and (kept := previous_entry(out, eid, scale=scale, seed=seed)):
+            rows[eid], kept_pngs, carried[eid] = kept
+            again = catalogue.rederive(rows[eid])  # a kept result follows today's status rules
+            rows[eid].update(status=again.status, why=again.why, power=_plain(again.power), kind=exp.kind)
+            pngs.update(kept_pngs)
+            if progress:
+                progress.step(eid)
             continue
         o = catalogue.run_experiment(eid, scale=scale, seed=seed)
         figs = []
@@ -62,9 +70,59 @@ def run_experiments(out, *, mode: str, seed: int, progress=None, only=None) -> d
                      "scale": o.scale, "seed": o.seed, "requires": list(exp.requires), "module": exp.module,
                      "measured": _plain(o.measured), "figures": figs, "seconds": round(o.seconds, 3),
                      "kind": exp.kind, "power": _plain(o.power)}
+        if exp.requires and o.status != "skipped":
+            rows[eid]["provenance"] = provenance(exp.requires)
         if progress:
             progress.step(eid)
-    return {"scale": scale, "experiments": rows, "pngs": pngs}
+    return {"scale": scale, "experiments": rows, "pngs": pngs, "carried_over": carried}
+
+
+#: where a report without the experiments extra finds the results it keeps: the output folder's own
+#: results.json, else the repository's committed report
+COMMITTED = Path(__file__).resolve().parents[2] / "reports"
+
+
+def provenance(requires) -> str:
+    """Which versions of the optional packages computed an experiment."""
+    from importlib import metadata
+
+    dists = metadata.packages_distributions()
+    names = sorted({d for p in requires for d in dists.get(p, [p])})
+    versions = []
+    for name in names:
+        try:
+            versions.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            versions.append(f"{name} (version unknown)")
+    return "computed with " + ", ".join(versions)
+
+
+def previous_entry(out, eid: str, *, scale: str, seed: int):
+    """``(entry, pngs, source)`` of experiment ``eid`` from an earlier report at the same scale
+    and seed (``out``'s results.json, else the committed one), when it has a result (not
+    skipped, not an error) and its figures; else None.  The entry is kept as it was, with
+    its provenance (one that predates provenance says so); run.json names the source."""
+    for folder in dict.fromkeys((Path(out), COMMITTED)):
+        try:
+            old = json.loads((folder / "results.json").read_text())["experiments"]
+            entry = old[eid]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if old.get("scale") != scale or entry.get("seed") != seed or entry.get("status") in ("skipped", "error"):
+            continue
+        try:
+            pngs = {f["name"]: (folder / f["file"]).read_bytes() for f in entry["figures"]}
+        except (OSError, KeyError, TypeError):
+            continue
+        figdir = Path(out) / "figures"
+        for f in entry["figures"]:
+            if (folder / f["file"]).resolve() != (figdir / f"{f['name']}.png").resolve():
+                (figdir / f"{f['name']}.png").write_bytes(pngs[f["name"]])
+        entry = dict(entry)
+        entry.setdefault("provenance", "computed by an earlier report with the experiments extra installed "
+                                       "(package versions not recorded)")
+        return entry, {k: base64.b64encode(v).decode("ascii") for k, v in pngs.items()}, str(folder)
+    return None
 
 
 def results_entry(section: dict) -> dict:
@@ -108,6 +166,8 @@ def markdown_section(section: dict) -> str:
         out += ["", f"### `{eid}` ({r['status']})", "", f"**Claim.** {r['claim']}", "",
                 f"**Criterion (stated before the run).** {r['criterion']}", "",
                 f"**Power check (stated before the run).** {_power(r)}", "", f"**Outcome.** {r['why']}", ""]
+        if r.get("provenance"):
+            out += [f"**Provenance.** {r['provenance']}.", ""]
         for f in r["figures"]:
             out += [f"![{f['title']}]({f['file']})", "", f"*{f['title']}.* {f['caption']}", ""]
     out += beside.probes_markdown(section["experiments"]) + beside.beside_markdown(section["experiments"])
@@ -137,6 +197,8 @@ def html_section(section: dict) -> str:
                   f"<p><b>Criterion (stated before the run).</b> {e(r['criterion'])}</p>",
                   f"<p><b>Power check (stated before the run).</b> {e(_power(r))}</p>",
                   f"<p><b>Outcome.</b> {e(r['why'])}</p>"]
+        if r.get("provenance"):
+            parts.append(f"<p><b>Provenance.</b> {e(r['provenance'])}.</p>")
         for f in r["figures"]:
             parts.append(f'<figure id="figure-{e(f["name"])}"><img id="img-{e(f["name"])}" alt="{e(f["title"])}" '
                          f'src="data:image/png;base64,{section["pngs"][f["name"]]}"><figcaption><b>{e(f["title"])}.'

@@ -21,6 +21,7 @@ from verifier.errors import InvalidInstance
 from verifier.report.plans import reproduce_command
 from verifier.report.progress import Progress
 from verifier.statements import registry
+from verifier.statements.display import show
 from verifier.statements.evidence import error_evidence
 from verifier.statements.runner import build_instance, run_check, run_control
 
@@ -164,6 +165,10 @@ def summarise(sid: str, run: dict | None, controls: list[dict]) -> dict:
         + [f"control '{c['description']}': {c['reason']}" for c in controls if c["verdict"] == "error" and not c["rejected"]],
     })
     row["status"] = row_status(row)
+    # the declared quantity is named by the statement, not by its key: shown under its name (display.show)
+    row["largest_measure"] = None if row["largest_measure"] is None else show(row["largest_measure"], st.measure)
+    for r in inst:
+        r["measure"] = None if r.get("measure") is None else show(r["measure"], st.measure)
     return row
 
 

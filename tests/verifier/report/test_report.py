@@ -27,19 +27,25 @@ def results(out) -> dict:
 
 @pytest.fixture(scope="module")
 def quick_runs(tmp_path_factory):
-    """The quick report, twice, into two folders."""
+    """The quick report, twice, into two folders: the second on "another machine" (the
+    project's numpy.linalg / dot / matmul / sum results a few ulps off: tests/perturb.py)."""
+    import contextlib
+
+    from tests.perturb import another_machine
+
     runs = []
-    for i in range(2):
+    for i, machine in enumerate((contextlib.nullcontext(), another_machine(ulps=4, seed=2))):
         out = tmp_path_factory.mktemp(f"quick{i}")
-        code = report.write_report(out=out, mode="quick", seed=0, argv=["mha-verify", "report", "--quick"])
+        with machine:
+            code = report.write_report(out=out, mode="quick", seed=0, argv=["mha-verify", "report", "--quick"])
         runs.append((out, code))
     return runs
 
 
 def test_quick_report_is_deterministic(quick_runs):
-    """Same seed: results.json, REPORT.md, index.html and the figures are the
-    same bytes; only run.json (date, duration, machine, versions, timings)
-    may differ."""
+    """Same seed, on this machine and on another: results.json, REPORT.md,
+    index.html and the figures are the same bytes; only run.json (date,
+    duration, machine, versions, timings, the machine's choices) may differ."""
     (a, code_a), (b, code_b) = quick_runs
     for name in ["results.json", "REPORT.md", "index.html"] + [f"figures/{p.name}" for p in (a / "figures").glob("*.png")]:
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
