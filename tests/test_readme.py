@@ -31,7 +31,8 @@ EXPECTED = {
     "check dana_thm1_eps0 --N 3 --d 2 --dh 1 --H 1 --dataset shared-last --T0 3 --conditionals positive": 1,
     "report": 0, "report --quick": 0, "report --thorough": 0, "report --out DIR": 0, "report --seed N": 0,
     "report --json": 0, "report --strict": 1,
-    "errata dana2025 --out reports": 0, "errata mahdavi2024": 0, "errata mahdavi2024 --out DIR": 0,
+    "errata dana2025 --out reports": 0, "check ks_contextual_mapping": 0, "check ks_ffn_memorization --N 100000": 0,
+    "check ks_ntp_memorization --N 1000": 0, "errata mahdavi2024": 0, "errata mahdavi2024 --out DIR": 0,
 }
 
 
