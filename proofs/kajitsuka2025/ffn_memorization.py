@@ -52,7 +52,7 @@ import numpy as np
 from verifier.arith.compare import Decision
 from verifier.data.token_sequences import from_arrays
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
-from verifier.statements.registry import construction, negative_control, statement, table
+from verifier.statements.registry import construction, figure, negative_control, statement, table
 
 from .bit_extraction import build_bit_extraction, evaluate, formula_count, parameter_count
 
@@ -174,3 +174,16 @@ def ffn_parameter_table(seed: int) -> dict:
             "rows": [r + [round(c * math.sqrt(r[0] * math.log2(r[0]))), round(r[1] / r[0], 3)] for r in rows],
             "notes": ["P = 16 ceil(N/K) + 5 + K (56 (w + beta) + 125), beta = 2 bits for C = 3; "
                       "P / N falls like 1 / sqrt(N / log N)"]}
+
+
+@figure("ks_ffn_parameters", statement="ks_ffn_memorization",
+        title="Kajitsuka & Sato (reconstruction): FFN parameters against N",
+        caption="Exact parameter count P of our bit-extraction ReLU construction for N distinct ids (C = 3 "
+                "labels), each point certified by exact memorization of its instance, next to c sqrt(N log2 N) "
+                "(c fitted at the largest N) and the line P = N. Log-log axes. The paper's own construction "
+                "and constants were not retrieved: this is a reconstruction of the abstract's claim.")
+def ffn_parameter_figure(seed: int) -> dict:
+    """(N, P, verdict) from :func:`ffn_parameter_table`'s instances, for the report's figure."""
+    rows = ffn_parameter_table(seed)["rows"]
+    return {"N": [r[0] for r in rows], "P": [r[1] for r in rows], "verdict": [r[4] for r in rows],
+            "reference": [r[5] for r in rows]}

@@ -241,6 +241,23 @@ def draw_margins(fig, data):
     ax.grid(alpha=0.3, axis="y", which="both")
 
 
+def draw_ks_ffn_parameters(fig, data):
+    """Kajitsuka & Sato reconstruction: exact P against N (log-log), c sqrt(N log N), P = N."""
+    ax = fig.add_subplot(1, 1, 1)
+    N, P = data["N"], data["P"]
+    ok = [v == "verified" for v in data["verdict"]]
+    ax.loglog(N, P, "o-", color="#1565c0", label="P of our construction (exact; each point: memorization certified)")
+    if not all(ok):
+        ax.loglog([n for n, k in zip(N, ok) if not k], [p for p, k in zip(P, ok) if not k], "x", color="#c62828",
+                  label="not certified")
+    ax.loglog(N, data["reference"], "--", color="#616161", label="c sqrt(N log2 N)")
+    ax.loglog(N, N, ":", color="#9e9e9e", label="P = N")
+    ax.set_xlabel("N (ids memorized)")
+    ax.set_ylabel("parameters")
+    ax.legend(fontsize=7.5, frameon=False)
+    ax.grid(alpha=0.3, which="both")
+
+
 # -- the list the report draws ---------------------------------------------------
 
 #: What the report draws, in order: name -> (figure size in inches, drawer).
@@ -252,6 +269,7 @@ DRAWERS = {
     "rank_sweeps": ((10.5, 4.3), draw_rank_sweeps),
     "saturation": ((10.5, 4.3), draw_saturation),
     "margins": ((8.5, 4.8), draw_margins),
+    "ks_ffn_parameters": ((7.5, 4.6), draw_ks_ffn_parameters),
 }
 
 STATEMENT_MAP_TITLE = 'Statement map'
