@@ -74,8 +74,9 @@ class RayExecutor(LocalExecutor):
 
     def map(self, fn: Callable, items: Iterable, on_result: Callable | None = None) -> list:
         ray = self._ray
-        task = ray.remote(fn).options(max_retries=self.max_retries, retry_exceptions=False)
-        refs = [task.remote(item) for item in items]
+        task = ray.remote(_apply).options(max_retries=self.max_retries, retry_exceptions=False)
+        fn_ref = ray.put(fn)  # any callable (a partial too), shipped once
+        refs = [task.remote(fn_ref, item) for item in items]
         index = {ref: i for i, ref in enumerate(refs)}
         out, pending = [None] * len(refs), list(refs)
         while pending:
@@ -91,6 +92,11 @@ class RayExecutor(LocalExecutor):
         if self._owned:
             self._ray.shutdown()
             self._owned = False
+
+
+def _apply(fn: Callable, item):
+    """A Ray task: ``fn(item)``."""
+    return fn(item)
 
 
 def make_executor(name: str = "local", *, address: str | None = None, num_cpus: int | None = None):

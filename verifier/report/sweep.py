@@ -20,6 +20,9 @@ import itertools
 import json
 import warnings
 
+import mpmath
+
+from verifier.arith.compare import workprec
 from verifier.errors import InvalidInstance
 from verifier.report.cache import UnitCache, cached_map, unit_key
 from verifier.report.executor import LocalExecutor
@@ -30,6 +33,9 @@ from verifier.statements.evidence import error_evidence
 from verifier.statements.runner import build_instance, run_check
 
 UNIT_KIND = "statement-instance"
+#: flint's and mpmath's default working precision (bits), what a fresh
+#: process and the CLI run under: each unit runs under it wherever it runs.
+AMBIENT_PREC = 53
 
 
 def _plain(obj):
@@ -51,8 +57,8 @@ def run_unit(unit: dict) -> dict:
     registry.load_all()  # a fresh worker process has not loaded the statements yet
     sid, opts, prec = unit["statement"], unit["options"], unit["prec"]
     invalid = None
-    try:
-        with warnings.catch_warnings(record=True) as caught:
+    try:  # the same ambient precisions in every process (a checker may read them outside its workprec)
+        with workprec(AMBIENT_PREC), mpmath.workprec(AMBIENT_PREC), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             ev = run_check(sid, build_instance(sid, **opts), prec=prec, seed=opts["seed"])
     except InvalidInstance as exc:
