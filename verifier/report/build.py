@@ -29,9 +29,9 @@ import time
 import warnings
 from pathlib import Path
 
-from verifier.report.plans import MODES, instance_plan, iter_plans, reproduce_command  # noqa: F401 - re-exported
 from verifier.report.cache import UnitCache
 from verifier.report.executor import make_executor
+from verifier.report.plans import MODES, instance_plan, iter_plans, reproduce_command  # noqa: F401 - re-exported
 from verifier.report.progress import Progress
 from verifier.report.rows import (  # noqa: F401 - re-exported
     PREC,
@@ -172,7 +172,8 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     }
     facts = environment.run_facts(argv=argv, started=t_start, phases=phases,
                                   statement_seconds={r["id"]: r["seconds"] for r in rows},
-                                  extra={"executor": ex.name, "units": units, "named_instance_seconds": {r["key"]: r.get("seconds", {})
+                                  extra={"executor": ex.name, "units": units,
+                                         "named_instance_seconds": {r["key"]: r.get("seconds", {})
                                                                     for r in named["rows"]}})
     results = environment.strip_volatile(results)
     (out / "results.json").write_text(json.dumps(results, sort_keys=True, indent=1) + "\n")
