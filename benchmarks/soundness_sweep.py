@@ -14,6 +14,10 @@ Success criterion (stated before the run, checked at the end; exit 1 if not met)
 Run (not in CI; a few minutes per 1000 instances on one core):
 
     nice -n 10 python benchmarks/soundness_sweep.py --count 2000 --out reports/experiments/soundness_sweep.json
+
+``--executor ray [--address ADDR]`` runs the instances as Ray tasks (the same
+result: it is assembled in draw order); ``--cache DIR`` keeps each checked
+instance, so a rerun resumes where an interrupted one stopped.
 """
 from __future__ import annotations
 
@@ -26,10 +30,13 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
 
 from verifier.data.near_degenerate import NEAR_KINDS, near_degenerate_instance  # noqa: E402
 from verifier.errors import InvalidInstance  # noqa: E402
+from verifier.report.cache import UnitCache, cached_map, unit_key  # noqa: E402
+from verifier.report.executor import EXECUTORS, make_executor  # noqa: E402
 from verifier.statements import registry  # noqa: E402
 from verifier.statements.runner import run_check  # noqa: E402
 
@@ -59,6 +66,33 @@ def hypotheses_certified(ev) -> bool:
     return all(h.status == "certified" for h in ev.hypotheses)
 
 
+def check_unit(unit: dict) -> dict:
+    """One drawn instance (a unit of the sweep, run in any process): its
+    verdict, whether its hypotheses are certified, and (every
+    ``precision_every``-th) the certified verdicts that changed at 2x / 4x
+    the precision.  Plain JSON."""
+    registry.load_all()
+    sid, opts, prec = unit["statement"], dict(unit["options"]), unit["prec"]
+    o = dict(opts)
+    kind = o.pop("kind")
+    if "scale" in o:
+        o["scale"] = tuple(o["scale"])
+    try:
+        inst = near_degenerate_instance(kind, **o)
+        ev = run_check(sid, inst, prec=prec, seed=opts["seed"] % 1000)
+    except InvalidInstance:  # an invalid draw (bad sizes): not counted
+        return {"invalid": True}
+    out = {"verdict": ev.verdict, "certified": bool(ev.certified), "valid": hypotheses_certified(ev),
+           "reason": ev.reason, "rechecked": False, "mismatches": []}
+    if unit["recheck"] and ev.certified:
+        out["rechecked"] = True
+        for mult in (2, 4):
+            ev2 = run_check(sid, inst, prec=prec * mult, seed=opts["seed"] % 1000)
+            if ev2.certified and ev2.verdict != ev.verdict:
+                out["mismatches"].append({"prec": prec * mult, "verdicts": [ev.verdict, ev2.verdict]})
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--count", type=int, default=2000)
@@ -66,48 +100,47 @@ def main(argv=None) -> int:
     ap.add_argument("--prec", type=int, default=128)
     ap.add_argument("--precision-every", type=int, default=10, help="re-check every k-th at 2x, 4x prec")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--executor", choices=EXECUTORS, default="local", help="where the instances run (ray: Ray tasks)")
+    ap.add_argument("--address", help="with --executor ray: the cluster to join (default: a local Ray)")
+    ap.add_argument("--cache", metavar="DIR", help="one JSON file per checked instance: a rerun resumes")
     args = ap.parse_args(argv)
     registry.load_all()
     rng = np.random.default_rng(args.seed)
+    draws = [draw(i, rng) for i in range(args.count)]  # the draws never depend on the verdicts
+    units = [{"kind": "soundness-sweep", "statement": sid, "options": json.loads(json.dumps(opts)), "prec": args.prec,
+              "recheck": bool(args.precision_every and i % args.precision_every == 0)}
+             for i, (sid, opts) in enumerate(draws)]
     counts = collections.Counter()
     bad, precision_mismatch, errors = [], [], []
     per_statement = collections.defaultdict(collections.Counter)
     inconclusive = collections.Counter()
-    t0 = time.perf_counter()
-    for i in range(args.count):
-        sid, opts = draw(i, rng)
-        o = dict(opts)
-        kind = o.pop("kind")
-        try:
-            inst = near_degenerate_instance(kind, **o)
-        except InvalidInstance:  # an invalid draw (bad sizes): not counted
+    t0, done = time.perf_counter(), [0]
+
+    def tick(i: int, r: dict) -> None:
+        done[0] += 1
+        if done[0] % 100 == 0:
+            print(f"{done[0]}/{args.count}  {time.perf_counter() - t0:.0f} s", flush=True)
+
+    os.environ["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in [os.environ.get("PYTHONPATH")] if p])  # Ray workers
+    with make_executor(args.executor, address=args.address) as ex:
+        results, _ = cached_map(ex, check_unit, units, [unit_key(u) for u in units],
+                                UnitCache(args.cache) if args.cache else None, on_result=tick)
+    for (sid, opts), r in zip(draws, results):  # in draw order, whatever the order of completion
+        if r.get("invalid"):
             counts["invalid draw"] += 1
             continue
-        try:
-            ev = run_check(sid, inst, prec=args.prec, seed=opts["seed"] % 1000)
-        except InvalidInstance:
-            counts["invalid draw"] += 1
-            continue
-        valid = hypotheses_certified(ev)
-        per_statement[sid][(ev.verdict, "certified" if ev.certified else "-", "hyp ok" if valid else "hyp -")] += 1
+        valid = r["valid"]
+        per_statement[sid][(r["verdict"], "certified" if r["certified"] else "-", "hyp ok" if valid else "hyp -")] += 1
         counts["instances"] += 1
         counts["valid (hypotheses certified)"] += valid
-        if ev.verdict == "inconclusive":
-            inconclusive[f"{sid}: {ev.reason[:90]}"] += 1
-        if ev.verdict == "error":
-            errors.append({"statement": sid, **opts, "reason": ev.reason})
-        if ev.verdict == "refuted" and valid:
-            bad.append({"statement": sid, **opts, "reason": ev.reason})
-        if args.precision_every and i % args.precision_every == 0 and ev.certified:
-            counts["precision re-checks"] += 1
-            for mult in (2, 4):
-                ev2 = run_check(sid, inst, prec=args.prec * mult, seed=opts["seed"] % 1000)
-                if ev2.certified and ev2.verdict != ev.verdict:
-                    precision_mismatch.append({"statement": sid, **opts, "prec": args.prec * mult,
-                                               "verdicts": [ev.verdict, ev2.verdict]})
-        if (i + 1) % 100 == 0:
-            print(f"{i + 1}/{args.count}  {time.perf_counter() - t0:.0f} s  refuted-valid {len(bad)}  "
-                  f"errors {len(errors)}  precision mismatches {len(precision_mismatch)}", flush=True)
+        if r["verdict"] == "inconclusive":
+            inconclusive[f"{sid}: {r['reason'][:90]}"] += 1
+        if r["verdict"] == "error":
+            errors.append({"statement": sid, **opts, "reason": r["reason"]})
+        if r["verdict"] == "refuted" and valid:
+            bad.append({"statement": sid, **opts, "reason": r["reason"]})
+        counts["precision re-checks"] += r["rechecked"]
+        precision_mismatch += [{"statement": sid, **opts, **m} for m in r["mismatches"]]
     ok = not bad and not errors and not precision_mismatch
     result = {"count": args.count, "seed": args.seed, "prec": args.prec, "counts": dict(counts),
               "per_statement": {s: {" / ".join(k): v for k, v in c.items()} for s, c in per_statement.items()},

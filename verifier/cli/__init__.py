@@ -9,6 +9,7 @@ bad, produces a traceback.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import warnings
 from pathlib import Path
@@ -204,6 +205,14 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--json", action="store_true", help="print the summary as one JSON object on stdout")
     rp.add_argument("--strict", action="store_true", help="exit 1 on ANY refutation, declared findings included "
                     "(default: 0 when every verdict is verified or as declared)")
+    rp.add_argument("--executor", choices=("local", "ray"), default="local",
+                    help="where the statements' instances run: this process (default) or Ray tasks (pip install "
+                    "'mha-verify[cluster]'); the same results.json either way")
+    rp.add_argument("--address", help="with --executor ray: the cluster to join (e.g. auto, ray://HOST:10001; "
+                    "default: a local Ray on this machine's cores)")
+    rp.add_argument("--cache", metavar="DIR", help="keep each instance's result in DIR (one JSON file per "
+                    "statement and instance, keyed by a hash of its inputs and the code): a rerun, e.g. after an "
+                    "interruption, computes only what is missing")
     ep = sub.add_parser("errata", help="write a paper's findings as a Markdown document (ERRATA-<paper>.md)",
                         epilog="exit 0: every declared finding reproduced; 3: one did not; 4: a certificate raised")
     ep.add_argument("paper", help=f"paper key ({', '.join(registry.PAPERS)})")
@@ -257,9 +266,16 @@ def _cmd_report(args, out: Output) -> int:
     if args.seed < 0:
         raise InvalidInstance(f"--seed {args.seed}: must be a non-negative integer")
     writable_folder(args.out, "--out")
+    if args.cache is not None:
+        writable_folder(args.cache, "--cache")
+    if args.address and args.executor != "ray":
+        raise InvalidInstance("--address needs --executor ray")
+    if args.executor == "ray" and importlib.util.find_spec("ray") is None:
+        raise InvalidInstance("--executor ray needs Ray: pip install 'mha-verify[cluster]' (or pip install ray)")
     mode = "quick" if args.quick else "thorough" if args.thorough else "default"
     code = report.write_report(out=args.out, mode=mode, seed=args.seed, argv=sys.argv,
-                               summary_stream=sys.stderr if args.json else sys.stdout, strict=args.strict)
+                               summary_stream=sys.stderr if args.json else sys.stdout, strict=args.strict,
+                               executor=args.executor, address=args.address, cache=args.cache)
     if args.json:
         import json
 

@@ -35,6 +35,8 @@ import time
 import warnings
 from pathlib import Path
 
+from verifier.report.cache import UnitCache
+from verifier.report.executor import make_executor
 from verifier.report.plans import MODES, instance_plan, iter_plans, reproduce_command  # noqa: F401 - re-exported
 from verifier.report.progress import Progress
 from verifier.report.rows import (  # noqa: F401 - re-exported
@@ -48,6 +50,7 @@ from verifier.report.rows import (  # noqa: F401 - re-exported
     run_statement,
     summarise,
 )
+from verifier.report.sweep import run_statements
 from verifier.statements import display, registry
 
 TIMING_KEYS = frozenset({"seconds"})  # what results.json never holds (see environment.VOLATILE_KEYS)
@@ -84,14 +87,19 @@ def _phase(phases: dict, name: str, bar: Progress) -> None:
 
 
 def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=None, prec: int = PREC,
-                 summary_stream=None, quiet: bool = False, strict: bool = False) -> int:
+                 summary_stream=None, quiet: bool = False, strict: bool = False, executor="local",
+                 address: str | None = None, cache=None) -> int:
     """Run every statement (or only ``statements``), write the report to
     ``out``; returns the exit code (:mod:`.findings`: 0 every verdict
     verified or as declared, 1 a new refutation / control not rejected, 3 a
     declared finding not reproduced, 4 a checker, figure or section error;
     ``strict``: 1 on any refutation).  Progress goes to
     stderr (one line per phase off a terminal) unless ``quiet``; the final
-    summary line to ``summary_stream`` (default stdout)."""
+    summary line to ``summary_stream`` (default stdout).  The statements'
+    instances run on ``executor`` (:mod:`.executor`: "local", "ray" at
+    ``address``, or an executor object), each one's result cached in the
+    folder ``cache`` when given (:mod:`.sweep`: a rerun computes only what is
+    missing); neither changes results.json."""
     import sys
 
     from verifier.report import environment, markdown
@@ -111,10 +119,15 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     plans = [s for s in ids if reg[s].implemented]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    runs, controls = {}, {}
+    controls = {}
     bar = Progress("checks", MODES[mode] * len(plans), unit=f"instances of {len(plans)} statements", quiet=quiet)
-    for sid in plans:
-        runs[sid] = run_statement(sid, iter_plans(sid, seed=seed), MODES[mode], prec=prec, progress=bar)
+    ex = make_executor(executor, address=address) if isinstance(executor, str) else executor
+    try:
+        runs, units = run_statements(plans, seed=seed, count=MODES[mode], prec=prec, executor=ex,
+                                     cache=None if cache is None else UnitCache(cache), progress=bar)
+    finally:
+        if isinstance(executor, str):
+            ex.close()
     _phase(phases, "checks", bar)
     bar = Progress("negative controls", sum(len(reg[s].controls) for s in plans), unit="controls", quiet=quiet)
     for sid in plans:
@@ -165,7 +178,8 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     }
     facts = environment.run_facts(argv=argv, started=t_start, phases=phases,
                                   statement_seconds={r["id"]: r["seconds"] for r in rows},
-                                  extra={"named_instance_seconds": {r["key"]: r.get("seconds", {})
+                                  extra={"executor": ex.name, "units": units,
+                                         "named_instance_seconds": {r["key"]: r.get("seconds", {})
                                                                     for r in named["rows"]}})
     results, choices = environment.split_machine_choices(environment.strip_volatile(results))
     kept = {eid: experiments["experiments"][eid] for eid in experiments["carried_over"]}

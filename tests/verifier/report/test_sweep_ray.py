@@ -1,0 +1,105 @@
+"""The report's sweep on a real local Ray cluster (2 CPUs): the same rows and
+the same results.json as in-process, every result present exactly once
+after a worker is killed mid-sweep, and a resumed run that computes only
+what its cache lacks.  Skipped where Ray is not installed (the ``cluster``
+extra)."""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'mha-verify[cluster]')")
+
+from verifier.report import build as report  # noqa: E402
+from verifier.report import sweep  # noqa: E402
+from verifier.report.cache import UnitCache, unit_key  # noqa: E402
+from verifier.report.environment import strip_volatile  # noqa: E402
+from verifier.report.executor import RayExecutor  # noqa: E402
+
+SIDS = ["assumption2", "lemma2", "dana_prop1"]
+COUNT = 2
+CRASHING = "lemma2"
+
+
+def plain(runs) -> str:
+    return json.dumps(strip_volatile(runs), sort_keys=True)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """One local Ray for the module; its workers import this checkout."""
+    root = str(Path(__file__).resolve().parents[3])
+    path = os.pathsep.join([root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": path}})
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # crash_once travels by value
+    yield RayExecutor(max_retries=3)
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def local_runs():
+    return sweep.run_statements(SIDS, seed=3, count=COUNT)[0]
+
+
+def crash_once(marker_dir: str, unit: dict) -> dict:
+    """The unit function with a fault: the worker running a unit of
+    ``CRASHING`` dies (os._exit) the first time it meets that unit, marked
+    by a file."""
+    marker = Path(marker_dir) / unit_key(unit)
+    with open(Path(marker_dir) / "attempts", "a") as f:
+        f.write(unit_key(unit) + "\n")
+    if unit["statement"] == CRASHING and not marker.exists():
+        marker.write_text("crashed once")
+        os._exit(1)
+    return sweep.run_unit(unit)
+
+
+def test_ray_sweep_equals_local(cluster, local_runs):
+    got, stats = sweep.run_statements(SIDS, seed=3, count=COUNT, executor=cluster)
+    assert plain(got) == plain(local_runs)
+    assert stats["computed"] == stats["units"] == COUNT * len(SIDS)
+
+
+def test_killed_workers_leave_every_result_exactly_once(cluster, local_runs, tmp_path):
+    cache = UnitCache(tmp_path / "cache")
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    got, stats = sweep.run_statements(SIDS, seed=3, count=COUNT, executor=cluster, cache=cache,
+                                      unit_fn=functools.partial(crash_once, str(marks)))
+    assert plain(got) == plain(local_runs)
+    keys = (marks / "attempts").read_text().split()
+    crashed = {p.name for p in marks.iterdir() if p.name != "attempts"}
+    assert len(crashed) == COUNT and all(keys.count(k) >= 2 for k in crashed)  # each died once, then ran again
+    assert len(set(keys)) == len(cache.keys()) == COUNT * len(SIDS)
+    assert sorted(cache.keys()) == sorted(set(keys))  # one result each, no stray temporary file
+    assert not list(cache.root.glob(".*"))
+    assert all(len(r["instances"]) == COUNT for r in got.values())
+    assert stats["computed"] == COUNT * len(SIDS)
+
+
+def test_ray_run_resumes_from_its_cache(cluster, local_runs, tmp_path):
+    cache = UnitCache(tmp_path)
+    sweep.run_statements(SIDS, seed=3, count=COUNT, executor=cluster, cache=cache)
+    lost = sorted(cache.keys())[1::2]
+    for k in lost:
+        cache.path(k).unlink()
+    got, stats = sweep.run_statements(SIDS, seed=3, count=COUNT, executor=cluster, cache=cache)
+    assert plain(got) == plain(local_runs)
+    assert stats == {"cached": COUNT * len(SIDS) - len(lost), "computed": len(lost), "units": COUNT * len(SIDS)}
+
+
+def test_report_on_ray_is_byte_identical(cluster, tmp_path):
+    files = {}
+    for name, ex in (("local", "local"), ("ray", cluster)):
+        report.write_report(out=tmp_path / name, mode="quick", seed=0, statements=["lemma2", "dana_prop1"],
+                            quiet=True, executor=ex)
+        files[name] = {f: (tmp_path / name / f).read_bytes() for f in ("results.json", "REPORT.md", "index.html")}
+        facts = json.loads((tmp_path / name / "run.json").read_text())
+        assert facts["executor"] == name and facts["units"]["computed"] == 2
+    assert files["ray"] == files["local"]
