@@ -322,10 +322,11 @@ def make_sequence_instance(*, N: int = 5, S: int = 2, d: int = 3, d_h: int | Non
                                   seed=seed, source="generated"), eps=eps)
 
 
-def load_sequences(path, *, d: int = 2, d_h: int | None = None, H: int = 1, eps: float | None = None,
-                   **_ignored) -> SequenceInstance:
-    """A dataset from ``.npz`` or ``.json``: ``N``, ``sequences`` (T0, S) and
-    ``targets`` (T0,) or ``conditionals`` (T0, N); optional ``prior`` (T0,)."""
+
+def read_named_arrays(path, required: tuple[str, ...], expected: str) -> dict:
+    """The named arrays of a ``.npz`` or ``.json`` file (a JSON object of
+    lists), with the ``required`` names present; any format error is one
+    :class:`InvalidInstance` line (``expected`` says what the object holds)."""
     p = Path(path)
     if not p.is_file():
         raise InvalidInstance(f"no such file: {p}")
@@ -333,7 +334,7 @@ def load_sequences(path, *, d: int = 2, d_h: int | None = None, H: int = 1, eps:
         if p.suffix == ".json":
             raw = json.loads(p.read_text())
             if not isinstance(raw, dict):
-                raise InvalidInstance(f"{p.name}: expected a JSON object with N, sequences, targets/conditionals")
+                raise InvalidInstance(f"{p.name}: expected a JSON object with {expected}")
             arrays = {k: np.asarray(v) for k, v in raw.items()}
         else:
             with np.load(p, allow_pickle=False) as f:
@@ -342,9 +343,17 @@ def load_sequences(path, *, d: int = 2, d_h: int | None = None, H: int = 1, eps:
         raise
     except Exception as exc:  # format errors: one line, no traceback
         raise InvalidInstance(f"cannot read {p}: {type(exc).__name__}: {exc}") from None
-    for name in ("N", "sequences"):
+    for name in required:
         if name not in arrays:
             raise InvalidInstance(f"{p.name}: missing '{name}' (has: {', '.join(sorted(arrays)) or 'none'})")
+    return arrays
+
+def load_sequences(path, *, d: int = 2, d_h: int | None = None, H: int = 1, eps: float | None = None,
+                   **_ignored) -> SequenceInstance:
+    """A dataset from ``.npz`` or ``.json``: ``N``, ``sequences`` (T0, S) and
+    ``targets`` (T0,) or ``conditionals`` (T0, N); optional ``prior`` (T0,)."""
+    p = Path(path)
+    arrays = read_named_arrays(path, ("N", "sequences"), "N, sequences, targets/conditionals")
     N = arrays["N"]
     if N.size != 1 or N.dtype.kind not in "iuf" or not np.isfinite(N.ravel()[0]) or \
             float(N.ravel()[0]) != int(N.ravel()[0]):

@@ -25,12 +25,12 @@ integers (default: the generated embedding for V, d and the seed) and
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
+from verifier.data.sequences import read_named_arrays
 from verifier.errors import InvalidInstance
 
 #: |entries| of embeddings and ids: small enough that every int64 sum of a
@@ -189,24 +189,7 @@ def make_token_instance(*, N: int = 8, S: int = 3, V: int = 5, d: int = 2, C: in
 def load_token_sequences(path, *, d: int = 2, d_h: int | None = None, seed: int = 0, **_ignored) -> TokenInstance:
     """A dataset from ``.npz`` or ``.json`` (see the module docstring); C = the largest label + 1."""
     p = Path(path)
-    if not p.is_file():
-        raise InvalidInstance(f"no such file: {p}")
-    try:
-        if p.suffix == ".json":
-            raw = json.loads(p.read_text())
-            if not isinstance(raw, dict):
-                raise InvalidInstance(f"{p.name}: expected a JSON object with sequences and labels")
-            arrays = {k: np.asarray(v) for k, v in raw.items()}
-        else:
-            with np.load(p, allow_pickle=False) as f:
-                arrays = {k: f[k] for k in f.files}
-    except InvalidInstance:
-        raise
-    except Exception as exc:  # format errors: one line, no traceback
-        raise InvalidInstance(f"cannot read {p}: {type(exc).__name__}: {exc}") from None
-    for name in ("sequences", "labels"):
-        if name not in arrays:
-            raise InvalidInstance(f"{p.name}: missing '{name}' (has: {', '.join(sorted(arrays)) or 'none'})")
+    arrays = read_named_arrays(path, ("sequences", "labels"), "sequences and labels")
     return from_arrays(arrays["sequences"], arrays["labels"], embeddings=arrays.get("embeddings"),
                        ids=arrays.get("ids"), token_labels=arrays.get("token_labels"), d=d, C=None,
                        d_h=1 if d_h is None else d_h, seed=seed,
