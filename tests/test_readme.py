@@ -1,5 +1,6 @@
 """The README as a user meets it in a clone: every link it makes points to a
 file of the project (nothing outside the repository, e.g. ../shared)."""
+import importlib.util
 import json
 import re
 from pathlib import Path
@@ -21,6 +22,7 @@ def test_readme_links_only_to_files_in_the_project():
 #: Each README command (options in [ ] expanded one at a time) and the exit code the README gives it: 0 verified,
 #: 1 refuted (the last example is a certified refutation of Dana et al.'s capacity reading on that instance; report
 #: --strict exits 1 on the declared findings).
+RAY = 0 if importlib.util.find_spec("ray") is not None else 2  # without Ray: one line, exit 2 (README says so)
 EXPECTED = {
     "list": 0, "list --long": 0, "list --json": 0, "list --long --markdown": 0, "check --help": 0,
     "check theorem1 --H 3 --n 3 --d 5 --json": 0,
@@ -32,7 +34,8 @@ EXPECTED = {
     "report": 0, "report --quick": 0, "report --thorough": 0, "report --out DIR": 0, "report --seed N": 0,
     "report --json": 0, "report --strict": 1,
     "errata dana2025 --out reports": 0, "check ks_contextual_mapping": 0, "check ks_ffn_memorization --N 100000": 0,
-    "check ks_ntp_memorization --N 1000": 0, "errata mahdavi2024": 0, "errata mahdavi2024 --out DIR": 0,
+    "check ks_ntp_memorization --N 1000": 0, "report --executor ray": RAY,
+    "report --executor ray --address ADDR": RAY, "report --executor ray --cache DIR": RAY, "errata mahdavi2024": 0, "errata mahdavi2024 --out DIR": 0,
 }
 
 
@@ -91,7 +94,7 @@ def test_readme_commands_run_with_the_readme_s_exit_codes(tmp_path, monkeypatch,
 
     monkeypatch.setattr(build, "write_report", fake_report)
     for cmd in readme_commands():
-        argv = cmd.replace("DIR", str(tmp_path / "out")).replace("--seed N", "--seed 3").split()
+        argv = cmd.replace("ADDR", "auto").replace("DIR", str(tmp_path / "out")).replace("--seed N", "--seed 3").split()
         code = main(argv)
         out, err = capsys.readouterr()
         assert code == EXPECTED[cmd], (cmd, code, out, err)

@@ -15,6 +15,13 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'mha-verify[cluster]')")
 
+
+@pytest.fixture(autouse=True)
+def _not_on_another_machine(request):
+    """--another-machine perturbs this process only: Ray's workers compute unperturbed."""
+    if request.config.getoption("--another-machine", default=False):
+        pytest.skip("--another-machine cannot reach Ray's worker processes")
+
 from verifier.report import build as report  # noqa: E402
 from verifier.report import sweep  # noqa: E402
 from verifier.report.cache import UnitCache, unit_key  # noqa: E402
