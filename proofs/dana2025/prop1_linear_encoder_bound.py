@@ -89,34 +89,38 @@ def check_dana_prop1(instance, *, prec: int = 128, seed: int = 0, weights: AoTWe
         nulls = exact_nullspace(np.asarray(w.W_U).T)  # v with v^T W_U = 0
         annihilated = all((arb_mat([[x for x in v]]) * L.transpose())[0, t].contains(0)
                           for v in nulls for t in range(inst.T0))
+        # read the balls at prec bits, whatever the caller's ambient precision (53 in a fresh process)
+        value_text, low_text = str(value), str(low)
+        v_up, v_low, low_up, low_low = upper(value), lower(value), upper(low), lower(low)
+    margin = v_low - low_up
     trail = [Step("AoT of Eq. (2), random dyadic weights; logits and d_KL in balls", "Eq. (2)",
-                  {"d_KL(pi, T)": str(value), "sizes": w.sizes}),
-             Step("Lower bound of d_KL(pi, L)", "Def. 1", {"bound": str(low), "why": why})]
+                  {"d_KL(pi, T)": value_text, "sizes": w.sizes}),
+             Step("Lower bound of d_KL(pi, L)", "Def. 1", {"bound": low_text, "why": why})]
     if bias is None:
         trail.append(Step("T = W_U r(t): the N - d left null vectors of W_U annihilate every logit ball", "Prop. 1",
                           {"null vectors": len(nulls), "all balls contain 0": annihilated}))
         above = certainly_less(low, value) if low > 0 else Decision.TRUE
         decision = Decision.TRUE if annihilated and above is Decision.TRUE else Decision.UNDECIDED
         return conclude("dana_prop1", decision, claimed=claimed,
-                        measured={"d_KL(pi, T)": upper(value), "d_KL(pi, L) >=": max(0.0, lower(low)),
+                        measured={"d_KL(pi, T)": v_up, "d_KL(pi, L) >=": max(0.0, low_low),
                                   "T in L": annihilated},
                         hypotheses=[Hypothesis("logits = W_U r(t), r(t) in R^d (Eq. (2))", "certified",
                                                "the model computes W_U times the residual stream")],
                         certified=decision is Decision.TRUE, method="structure + arb balls", prec_bits=prec,
-                        margin=lower(value) - upper(low), trail=trail)
+                        margin=margin, trail=trail)
     up = linear_class_upper(inst)
     if certainly_less(value, low) is Decision.TRUE:
         decision = Decision.FALSE
-    elif up is not None and lower(value) >= up["value"]:
+    elif up is not None and v_low >= up["value"]:
         decision = Decision.TRUE
     else:
         decision = Decision.UNDECIDED
     return conclude("dana_prop1", decision, claimed=claimed,
-                    measured={"d_KL(pi, T_b) <=": upper(value), "d_KL(pi, L) >=": max(0.0, lower(low))},
+                    measured={"d_KL(pi, T_b) <=": v_up, "d_KL(pi, L) >=": max(0.0, low_low)},
                     hypotheses=[Hypothesis("embedding dimension d", "certified", f"d = {inst.d}")],
                     certified=decision is not Decision.UNDECIDED, method="arb balls + exact ordering", prec_bits=prec,
-                    margin=lower(value) - upper(low), trail=trail,
-                    reason=f"with a bias the logits leave L: d_KL(pi, T_b) <= {upper(value):.3g} < {lower(low):.3g} "
+                    margin=margin, trail=trail,
+                    reason=f"with a bias the logits leave L: d_KL(pi, T_b) <= {v_up:.3g} < {low_low:.3g} "
                     "<= d_KL(pi, L)" if decision is Decision.FALSE else "")
 
 

@@ -1,6 +1,7 @@
 """Props. 1-3 (the linear sequence encoder L): verified on generated
 instances, and each control (bias, d = 1, the claimed rate, (a) below N - 1)
 refuted with a certificate."""
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -48,3 +49,22 @@ def test_rate_holds_for_N_3_and_4():
     for N in (3, 4):
         inst = from_sequences([[j] for j in range(N)], N=N, targets=list(range(N)), d=2, H=1)
         assert check_dana_prop3(inst, rate=True).verdict == "verified"
+
+
+@pytest.mark.parametrize("control", [False, True])
+def test_prop1_evidence_does_not_depend_on_the_ambient_precision(control):
+    """Its balls are read at ``prec`` bits inside the checker, so a fresh process (flint at 53 bits), pytest's
+    conftest (128) and a Ray worker give the same evidence."""
+    from dataclasses import replace
+
+    from verifier.arith.compare import workprec
+
+    def run():
+        ev = neg_prop1_bias() if control else check_dana_prop1(make_sequence_instance(N=4, S=2, d=2, T0=6, seed=1))
+        return replace(ev, seconds=0.0)
+
+    with workprec(53):
+        at53 = run()
+    with workprec(300):
+        at300 = run()
+    assert at53 == at300
