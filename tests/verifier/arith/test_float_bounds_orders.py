@@ -237,3 +237,40 @@ def test_exp_encloses_arb_on_drawn_arguments(xs):
     x = np.array(xs)
     lo, hi = exp_bounds(get_backend("numpy"), x)
     _assert_exp_encloses(x, lo, hi)
+
+
+# -- drawn operands ---------------------------------------------------------------------------------------
+
+entries = st.one_of(st.floats(min_value=-(2.0**400), max_value=2.0**400, allow_subnormal=True),
+                    st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 2.0**-1022, -(2.0**-1022), 2.0**400, -(2.0**400),
+                                     1.0, -1.0, u, -u, 1 + 2 * u, 2.0**-537]))
+
+
+@st.composite
+def operands(draw):
+    """(order, A, B): 2 x k and k x 2 float matrices anywhere in the accepted range."""
+    k = draw(st.integers(1, 40))
+    A = np.array(draw(st.lists(entries, min_size=2 * k, max_size=2 * k))).reshape(2, k)
+    B = np.array(draw(st.lists(entries, min_size=2 * k, max_size=2 * k))).reshape(k, 2)
+    if draw(st.booleans()):  # a column of B built to cancel against row 0 of A
+        B[:, 1] = A[0, ::-1] if k > 1 else B[:, 1]
+        B[: k // 2, 1] *= -1
+    return draw(st.sampled_from(ALL_ORDERS)), A, B
+
+
+@settings(deadline=None)
+@given(operands())
+def test_drawn_products_are_enclosed_in_every_order(drawn):
+    o, A, B = drawn
+    b = get_backend("numpy")
+    exact = exact_product(A, B)
+    with summation_order(o):
+        C, R = ball_matmul(b, A, None, B, None)
+        mid, rad = accurate_matmul(b, A, B)
+        up = nonneg_matmul_up(b, np.abs(A), np.abs(B))
+    absexact = exact_product(np.abs(A), np.abs(B))
+    for i in range(2):
+        for j in range(2):
+            assert abs(F(C[i, j]) - exact[i][j]) <= F(R[i, j])
+            assert abs(F(mid[i, j]) - exact[i][j]) <= F(rad[i, j])
+            assert F(up[i, j]) >= absexact[i][j]

@@ -28,6 +28,8 @@ import numpy as np
 import pytest
 from flint import arb, arb_mat
 from float_truth import F, exact_inf_residual, exact_product, rho_truth, sigma_min_squared_at_least
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from summation_orders import ALL_ORDERS, ordered_matmul, summation_order
 
 from verifier.arith.backend import get_backend
@@ -344,3 +346,41 @@ def test_independence_float_prepass_proves_only_independent_subsets(order):
         if proved:
             assert exact_rank(V[s]) == k, (order, s)
     assert ok[2]  # a well-conditioned subset is proved by the float path
+
+
+# -- drawn matrices ---------------------------------------------------------------------------------------
+
+@st.composite
+def near_singular(draw):
+    """(order, k x k matrix): dyadic entries over wide exponents, both signs,
+    often one row an (almost) exact combination of two others."""
+    k = draw(st.integers(2, 6))
+    mant = draw(st.lists(st.integers(-2**20, 2**20), min_size=k * k, max_size=k * k))
+    expo = draw(st.lists(st.integers(-60, 60), min_size=k, max_size=k))  # one scale per row
+    A = np.ldexp(np.array(mant, dtype=float).reshape(k, k), np.array(expo)[:, None])
+    if k >= 3 and draw(st.booleans()):
+        A[-1] = A[0] + A[1]  # a float sum: exact or one rounding away from it
+        if draw(st.booleans()):
+            A[-1, 0] = np.nextafter(A[-1, 0], np.inf)
+    return draw(st.sampled_from(ALL_ORDERS)), A
+
+
+@settings(deadline=None)
+@given(near_singular())
+def test_drawn_minors_certify_only_nonsingular_matrices_in_every_order(drawn):
+    o, A = drawn
+    k = len(A)
+    with summation_order(o):
+        R = get_backend("numpy").inv(A)
+        decided = certainly_less(inverse_residual_bound(A), 1)
+        bound = upper(inverse_residual_bound(A, R)) if R is not None and np.abs(R).max() <= 2.0**400 else None
+        try:
+            s = lower(sigma_min_lower_float(A))
+        except InsufficientPrecision:
+            s = None
+    if decided is Decision.TRUE:
+        assert exact_rank(A) == k
+    if bound is not None:
+        assert F(bound) >= exact_inf_residual(R, A)
+    if s is not None:
+        assert sigma_min_squared_at_least(A, F(s) ** 2)
