@@ -65,7 +65,7 @@ FMA_LIMIT = 400_000  #: the ``fma`` order multiplies in Python rationals: at mos
 
 @dataclass(frozen=True)
 class OrderedBackend(Backend):
-    """The numpy backend, its products summed in ``order`` (one of :data:`ORDERS`)."""
+    """The numpy backend, its products summed in ``order`` (one of :data:`ALL_ORDERS`)."""
 
     order: str = "sequential"
     seed: int = 0

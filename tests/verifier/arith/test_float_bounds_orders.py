@@ -168,6 +168,28 @@ def test_a_bound_with_gamma_one_in_place_of_gamma_k_is_caught(monkeypatch):
         assert abs(F(C[0, 0]) - (1 + (K - 1) * Fraction(1, 2**53))) <= F(R[0, 0])
 
 
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_short_products_pay_for_the_rounding_of_each_product(order, k):
+    """One-ulp operands: (1 + 2u)^2 = 1 + 4u + 4u^2 rounds to 1 + 4u, so even a
+    product of length 1 has an error (4u^2): gamma_(k-1) in place of gamma_k
+    would give 0 there."""
+    x = np.full((2, k), 1 + 2 * u)
+    x[1] = -x[1]
+    y = np.full((k, 2), 1 + 2 * u)
+    y[:, 1] = [1 - u] * k
+    b = get_backend("numpy")
+    C, R = ball_matmul(b, x, None, y, None)
+    mid, rad = accurate_matmul(b, x, y)
+    up = nonneg_matmul_up(b, np.abs(x), y)
+    exact = exact_product(x, y)
+    for i in range(2):
+        for j in range(2):
+            assert abs(F(C[i, j]) - exact[i][j]) <= F(R[i, j])
+            assert abs(F(mid[i, j]) - exact[i][j]) <= F(rad[i, j])
+            assert F(up[i, j]) >= abs(exact[i][j])
+    assert any(F(C[i, j]) != exact[i][j] for i in range(2) for j in range(2))  # the floats do round here
+
+
 # -- the scalar steps (no sums: one test, not one per order) ------------------------------------------
 
 floats_nonneg = st.floats(min_value=0.0, max_value=2.0**400, allow_subnormal=True)

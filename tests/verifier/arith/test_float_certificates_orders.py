@@ -384,3 +384,54 @@ def test_drawn_minors_certify_only_nonsingular_matrices_in_every_order(drawn):
         assert F(bound) >= exact_inf_residual(R, A)
     if s is not None:
         assert sigma_min_squared_at_least(A, F(s) ** 2)
+
+
+# -- negative controls: the checks above catch weakened error terms ----------------------------------------
+
+def test_a_residual_bound_without_its_rounding_term_certifies_a_singular_matrix(monkeypatch):
+    """gamma_k |R||A| dropped from ||I - R A|| (the naive test plus the diagonal's
+    rounding): a planted singular matrix comes out TRUE in some order, which
+    the tests above would report."""
+    from verifier.arith import float_certificates
+
+    monkeypatch.setattr(float_certificates, "gamma", lambda k: Fraction(0))
+    hits = []
+    for A, R in PLANTED:
+        for o in ("sequential", "reversed", "pairwise"):
+            with summation_order(o):
+                hits.append(certainly_less(inverse_residual_bound(np.array(A), np.array(R)), 1) is Decision.TRUE)
+    assert any(hits)
+
+
+def test_a_sigma_min_bound_without_the_gram_error_is_above_the_truth(monkeypatch):
+    """||X X^T - fl(mid mid^T)|| dropped: on the one-ulp-dependent rows the
+    bound exceeds the exact sigma_min, which the tests above would report."""
+    from verifier.arith import float_certificates
+
+    monkeypatch.setattr(float_certificates, "_gram_perturbation_bound", lambda b, mid, rad: Fraction(0))
+    name, A, _ = wide_cases()[1]
+    wrong = []
+    for o in ("sequential", "pairwise", "largest-first"):
+        with summation_order(o):
+            try:
+                s = lower(sigma_min_lower_float(A))
+            except InsufficientPrecision:
+                continue
+        wrong.append(not sigma_min_squared_at_least(A, F(s) ** 2))
+    assert any(wrong)
+
+
+def test_a_robustness_bound_without_the_gram_error_misses_a_dependent_member(monkeypatch):
+    """rho_screen on a ball that holds a matrix with dependent rows (rho = 0):
+    the bound is 0 in every order; with ||X X^T - G|| taken as 0 (the ball's
+    radius ignored) it is positive, a wrong certificate."""
+    from verifier.arith import robustness_screen
+
+    A = np.array([[1.0, 0.0, 0.0], [1.0, 2.0**-20, 0.0]])
+    rad = np.array([[0.0, 0.0, 0.0], [0.0, 2.0**-20, 0.0]])  # holds [[1, 0, 0], [1, 0, 0]]
+    for o in ALL_ORDERS:
+        with summation_order(o):
+            assert rho_screen(A[None], rad[None])[1][0] == 0, o
+    monkeypatch.setattr(robustness_screen, "_gram_eps", lambda b, Y, R: np.zeros(Y.shape[0]))
+    with summation_order("sequential"):
+        assert rho_screen(A[None], rad[None])[1][0] > 0
