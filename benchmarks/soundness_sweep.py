@@ -18,6 +18,21 @@ Run (not in CI; a few minutes per 1000 instances on one core):
 ``--executor ray [--address ADDR]`` runs the instances as Ray tasks (the same
 result: it is assembled in draw order); ``--cache DIR`` keeps each checked
 instance, so a rerun resumes where an interrupted one stopped.
+
+``--orders`` (issue 17, item 1): each instance is checked again once per
+summation order of tests/summation_orders.py (``--orders all``, or a comma
+list), every numpy backend product, ``batched_matmul`` and the float modules'
+``np.sum`` computed in that order, with the float certificates FORCED where
+the default would use Arb (rank minors of every size, independence subsets
+of every size: the float path decides first, Arb only where it cannot).  A
+certified verdict under an order must equal the default run's certified
+verdict (a flip fails the criterion); a certified verdict that becomes
+uncertified under an order is allowed and counted.  The committed run
+(reports/experiments/soundness_sweep_orders.json; load average in its
+``load_average``):
+
+    nice -n 10 python benchmarks/soundness_sweep.py --count 126 --orders all --precision-every 0 \
+        --out reports/experiments/soundness_sweep_orders.json
 """
 from __future__ import annotations
 
@@ -40,6 +55,7 @@ from verifier.report.executor import EXECUTORS, make_executor  # noqa: E402
 from verifier.statements import registry  # noqa: E402
 from verifier.statements.runner import run_check  # noqa: E402
 
+TESTS = os.path.join(ROOT, "tests")  # tests/summation_orders.py: the order adversary
 STATEMENTS = ("claim1", "claim2", "lemma3", "lemma4", "appendixB2", "proposition1", "theorem1")
 DELTAS = (1e-3, 1e-6, 1e-9, 1e-12)
 
@@ -84,6 +100,8 @@ def check_unit(unit: dict) -> dict:
         return {"invalid": True}
     out = {"verdict": ev.verdict, "certified": bool(ev.certified), "valid": hypotheses_certified(ev),
            "reason": ev.reason, "rechecked": False, "mismatches": []}
+    if unit.get("orders"):
+        out["orders"] = {o: check_in_order(sid, inst, prec, opts["seed"] % 1000, o) for o in unit["orders"]}
     if unit["recheck"] and ev.certified:
         out["rechecked"] = True
         for mult in (2, 4):
@@ -91,6 +109,39 @@ def check_unit(unit: dict) -> dict:
             if ev2.certified and ev2.verdict != ev.verdict:
                 out["mismatches"].append({"prec": prec * mult, "verdicts": [ev.verdict, ev2.verdict]})
     return out
+
+
+def check_in_order(sid: str, inst, prec: int, seed: int, order: str) -> dict:
+    """The check again with every float product and float_bounds sum in
+    ``order``, the float certificates forced (rank minors and independence
+    subsets of every size); its verdict, certification and how many products
+    went through the order."""
+    if TESTS not in sys.path:
+        sys.path.insert(0, TESTS)
+    from summation_orders import summation_order
+
+    from verifier.arith import independence, rank
+
+    saved = rank.FLOAT_FROM, independence.FLOAT_FROM_K
+    rank.FLOAT_FROM, independence.FLOAT_FROM_K = 0, 1
+    try:
+        with summation_order(order) as shim:
+            ev = run_check(sid, inst, prec=prec, seed=seed)
+        return {"verdict": ev.verdict, "certified": bool(ev.certified), "products": shim.products,
+                "callers": shim.callers, "reason": "" if ev.certified else ev.reason[:160]}
+    finally:
+        rank.FLOAT_FROM, independence.FLOAT_FROM_K = saved
+
+
+def order_outcome(base: dict, other: dict) -> str:
+    """How a check under another order compares with the default run: "same",
+    "flip" (both certified, different verdicts: unsound), "uncertified" (the
+    default was certified, this one is not: allowed), "newly certified"."""
+    if base["certified"] and other["certified"]:
+        return "same" if base["verdict"] == other["verdict"] else "flip"
+    if base["certified"]:
+        return "uncertified"
+    return "newly certified" if other["certified"] else "same"
 
 
 def main(argv=None) -> int:
@@ -103,17 +154,31 @@ def main(argv=None) -> int:
     ap.add_argument("--executor", choices=EXECUTORS, default="local", help="where the instances run (ray: Ray tasks)")
     ap.add_argument("--address", help="with --executor ray: the cluster to join (default: a local Ray)")
     ap.add_argument("--cache", metavar="DIR", help="one JSON file per checked instance: a rerun resumes")
+    ap.add_argument("--orders", default="", help="recheck each instance under these summation orders "
+                    "(comma list of tests/summation_orders.py's ALL_ORDERS, or 'all')")
     args = ap.parse_args(argv)
+    if TESTS not in sys.path:
+        sys.path.insert(0, TESTS)
+    from summation_orders import ALL_ORDERS
+
+    orders = list(ALL_ORDERS) if args.orders == "all" else [o for o in args.orders.split(",") if o]
+    unknown = [o for o in orders if o not in ALL_ORDERS]
+    if unknown:
+        print(f"unknown summation order(s) {', '.join(unknown)}; choose from {', '.join(ALL_ORDERS)}", file=sys.stderr)
+        return 2
     registry.load_all()
     rng = np.random.default_rng(args.seed)
     draws = [draw(i, rng) for i in range(args.count)]  # the draws never depend on the verdicts
     units = [{"kind": "soundness-sweep", "statement": sid, "options": json.loads(json.dumps(opts)), "prec": args.prec,
-              "recheck": bool(args.precision_every and i % args.precision_every == 0)}
+              "recheck": bool(args.precision_every and i % args.precision_every == 0),
+              **({"orders": orders} if orders else {})}
              for i, (sid, opts) in enumerate(draws)]
     counts = collections.Counter()
     bad, precision_mismatch, errors = [], [], []
     per_statement = collections.defaultdict(collections.Counter)
     inconclusive = collections.Counter()
+    order_counts = {o: collections.Counter() for o in orders}
+    flips, order_products, order_callers = [], collections.Counter(), collections.Counter()
     t0, done = time.perf_counter(), [0]
 
     def tick(i: int, r: dict) -> None:
@@ -140,13 +205,32 @@ def main(argv=None) -> int:
         if r["verdict"] == "refuted" and valid:
             bad.append({"statement": sid, **opts, "reason": r["reason"]})
         counts["precision re-checks"] += r["rechecked"]
+        for o, ro in r.get("orders", {}).items():
+            outcome = order_outcome(r, ro)
+            order_counts[o][outcome] += 1
+            order_products[o] += ro["products"]
+            order_callers.update(ro.get("callers", {}))
+            if outcome == "flip":
+                flips.append({"statement": sid, **opts, "order": o, "verdicts": [r["verdict"], ro["verdict"]]})
+            if outcome == "uncertified":
+                inconclusive[f"{sid} under {o}: {ro['reason'][:90]}"] += 1
         precision_mismatch += [{"statement": sid, **opts, **m} for m in r["mismatches"]]
-    ok = not bad and not errors and not precision_mismatch
-    result = {"count": args.count, "seed": args.seed, "prec": args.prec, "counts": dict(counts),
+    ok = not bad and not errors and not precision_mismatch and not flips
+    extra = {}
+    if orders:
+        extra = {"orders": orders, "order_outcomes": {o: dict(c) for o, c in order_counts.items()},
+                 "order_products": dict(order_products), "order_flips": flips,
+                 "order_products_by_caller": dict(order_callers.most_common()),
+                 "load_average": [round(x, 2) for x in os.getloadavg()],
+                 "order_note": "each instance rechecked per order with rank.FLOAT_FROM = 0 and "
+                               "independence.FLOAT_FROM_K = 1 (float certificates forced); 'products' counts "
+                               "the backend products computed in the order"}
+    result = {**extra,"count": args.count, "seed": args.seed, "prec": args.prec, "counts": dict(counts),
               "per_statement": {s: {" / ".join(k): v for k, v in c.items()} for s, c in per_statement.items()},
               "inconclusive_reasons": dict(inconclusive.most_common()),
               "refuted_with_certified_hypotheses": bad, "errors": errors, "precision_mismatches": precision_mismatch,
-              "criterion": "zero refutations on valid instances, zero errors, zero precision mismatches",
+              "criterion": "zero refutations on valid instances, zero errors, zero precision mismatches"
+                           + (", zero certified verdicts flipped by a summation order" if orders else ""),
               "criterion_met": ok, "seconds": round(time.perf_counter() - t0, 1)}
     text = json.dumps(result, indent=1, sort_keys=True, default=str)
     if args.out:
