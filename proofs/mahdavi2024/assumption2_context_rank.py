@@ -50,8 +50,7 @@ References
 arXiv:2306.02010v3, Sec. 4 (Assumption 2), Sec. 4.4 (positional encodings
 make it hold), Sec. 5.1 (tested on ViT).
 
->>> from verifier.data.duplicates import first_equal, groups_of
-from verifier.data.instances import from_arrays, make_instance
+>>> from verifier.data.instances import from_arrays, make_instance
 >>> check_assumption2(make_instance(H=2, n=3, d=5, seed=0)).verdict
 'verified'
 """
