@@ -23,7 +23,10 @@ JSON line; the parent writes ``<out>.json`` and ``<out>.md``.  Per setting:
   scaled by cols (LAPACK's cost is ~ m^2 * cols for m <= cols): the JSON says so;
 * floor: what the verification itself cannot avoid, on the float minor
   already computed: one inverse and one product of the T x T minor (float64);
-* ratios build/SVD and certificate/SVD, measured in the same process.
+* ratios build/SVD and certificate/SVD, measured in the same process;
+* end to end (settings in ``END_TO_END``): the whole ``check theorem1`` as the
+  CLI runs it, after the rest, in the same process; its ratio to the SVD and
+  its phases (:func:`end_to_end`).
 
 The machine is shared (other helpers' CPU-heavy jobs): only ratios measured
 in the same run are meaningful; the load average is recorded per setting.
@@ -58,6 +61,7 @@ LABELS = {"fig2": "shared, H=20 n=32 d=64 d_h=32 (Fig. 2)", "fig2-H60": "shared,
           "vit-shared": "ViT-base shared, H=12 n=197 d=768 d_h=64",
           "vit-tight": "tight d_h=n=197 (Prop. 2's cap)", "vit-random": "random ViT-base contexts",
           "7b": "7B-class layer, H=32 d_h=128 d=4096, shared n=2048"}
+END_TO_END = ("fig2", "fig2-H60", "vit-shared", "vit-tight")  # settings whose whole check theorem1 is timed
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
@@ -114,6 +118,42 @@ def _svd_seconds(Z, backend: str, max_cols: int) -> dict:
     return out
 
 
+def end_to_end(inst, seed: int, svd_s: float) -> dict:
+    """The whole ``mha-verify check theorem1`` on this instance (hypotheses,
+    construction, certificate, readout, forward pass), as the CLI runs it, in
+    this process: its seconds, ratio to the SVD of Z measured above, and the
+    seconds of each phase (the names memorize() calls, wrapped with a timer;
+    "other" is the rest: evidence, the runner's data hypotheses)."""
+    import proofs.mahdavi2024.theorem1_memorization as thm
+    from verifier.statements.runner import run_check
+
+    phases = {"hypotheses": "theorem_hypotheses", "duplicates": "conflicting_duplicates",
+              "construction": "build_key_query_weights", "rank certificate": "certify_construction_rank",
+              "readout solve": "solve_readout_float", "forward pass": "forward", "rank cap": "structural_rank_cap"}
+    spent = dict.fromkeys(phases, 0.0)
+    saved = {name: getattr(thm, fn) for name, fn in phases.items()}
+
+    def timed(name):
+        def call(*a, **k):
+            t = time.perf_counter()
+            try:
+                return saved[name](*a, **k)
+            finally:
+                spent[name] += time.perf_counter() - t
+        return call
+
+    for name, fn in phases.items():
+        setattr(thm, fn, timed(name))
+    try:
+        ev, sec = _timed(lambda: run_check("theorem1", inst, prec=128, seed=seed))
+    finally:
+        for name, fn in phases.items():
+            setattr(thm, fn, saved[name])
+    spent["other"] = max(0.0, sec - sum(spent.values()))
+    return {"seconds": sec, "over_svd": sec / svd_s, "verdict": ev.verdict, "phases": spent,
+            "phases_over_svd": {k: v / svd_s for k, v in spent.items()}}
+
+
 def run_one(name: str, device: str, arb_limit: float, svd_cols: int, seed: int = 0) -> dict:
     import numpy as np
 
@@ -166,6 +206,8 @@ def run_one(name: str, device: str, arb_limit: float, svd_cols: int, seed: int =
     for path, c in certs.items():
         if "seconds" in c:
             c["over_svd"] = c["seconds"] / row["svd_s"]
+    if name in END_TO_END:
+        row["end_to_end"] = end_to_end(inst, seed, row["svd_s"])
     row["load_avg"] = [round(load0, 2), round(os.getloadavg()[0], 2)]
     row["peak_rss_gb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20, 2)
     if build_b == "torch-cuda":
@@ -179,6 +221,27 @@ def run_one(name: str, device: str, arb_limit: float, svd_cols: int, seed: int =
 
 def _fmt(x, digits=2):
     return "" if x is None else f"{x:.{digits}f}" if isinstance(x, float) else str(x)
+
+
+def end_to_end_markdown(rows: list[dict]) -> list[str]:
+    """The end-to-end table: the whole check theorem1 per setting, its ratio to
+    one SVD of Z (same process), and its phases (seconds, ratio to the SVD)."""
+    rows = [r for r in rows if "end_to_end" in r]
+    if not rows:
+        return []
+    names = list(rows[0]["end_to_end"]["phases"])
+    out = ["", "End to end: the whole `mha-verify check theorem1` (hypotheses, construction, certificate, readout, "
+           "forward pass) in the same process as the SVD; phases in seconds (ratio to the SVD). Target (issue 20): "
+           "within 2x of one SVD of Z at T = 2353.", "",
+           "| setting | T | SVD of Z | end to end | end to end / SVD | " + " | ".join(names) + " | verdict | load |",
+           "|---|---|---|---|---|" + "---|" * len(names) + "---|---|"]
+    for r in rows:
+        e = r["end_to_end"]
+        cells = [f"{e['phases'][k]:.2f} ({e['phases_over_svd'][k]:.2f}x)" for k in names]
+        out.append(f"| {r['label']} | {r['T']} | {_fmt(r['svd_s'])} | {_fmt(e['seconds'])} | "
+                   f"**{e['over_svd']:.2f}x** | " + " | ".join(cells) + f" | {e['verdict']} | "
+                   f"{r['load_avg'][0]}/{r['load_avg'][1]} |")
+    return out
 
 
 def markdown(rows: list[dict], facts: dict) -> str:
@@ -210,6 +273,7 @@ def markdown(rows: list[dict], facts: dict) -> str:
                    f"{_fmt(c['float64 numpy']['seconds'])} | {_fmt(c[tpath]['seconds'])} | {arb_s} | "
                    f"{_fmt(best['over_svd'])} | {_fmt(r['floor_s'])} | {r['peak_rss_gb']} | "
                    f"{verdict} | {r['load_avg'][0]}/{r['load_avg'][1]} |")
+    out += end_to_end_markdown(rows)
     notes = [f"* {r['setting']}: {r['svd_note']}" for r in rows if "svd_note" in r]
     out += ["", "Floor: R = inv(A), R A and |R||A| of the T x T float minor A (the products any verification of the minor needs).",
             "Certificate = enclosing the T x T minor of Z from the float64 weights (rigorous float balls) + "

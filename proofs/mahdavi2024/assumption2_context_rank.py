@@ -64,6 +64,7 @@ from verifier.arith.exact import exact_matvec_is_zero, exact_nullspace, exact_ra
 from verifier.arith.rank import certify_rank_lower_bound
 from verifier.arith.robustness import stack_robustness
 from verifier.arith.robustness_screen import float_ball_of_rationals
+from verifier.data.duplicates import first_equal, groups_of
 from verifier.data.instances import from_arrays, make_instance
 from verifier.statements.at_precision import at_data_precision
 from verifier.statements.evidence import Evidence, Step, conclude
@@ -75,12 +76,7 @@ FALLBACK_ENTRIES = 6000  # exact rank after an undecided ball test (about 0.1 s 
 
 def distinct_contexts(contexts: np.ndarray) -> dict[int, list[int]]:
     """First index of each distinct context -> all indices equal to it."""
-    groups: dict = {}
-    for t in range(contexts.shape[0]):
-        key = (tuple(str(x) for x in contexts[t].ravel()) if contexts.dtype == object  # exact rationals
-               else np.ascontiguousarray(contexts[t]).tobytes())
-        groups.setdefault(key, []).append(t)
-    return {ts[0]: ts for ts in groups.values()}
+    return groups_of(first_equal(contexts))  # a shared context: one group, without T copies
 
 
 def context_rank_certificate(E: np.ndarray, t: int, *, prec: int, exact_entries: int,

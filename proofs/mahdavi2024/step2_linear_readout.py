@@ -76,14 +76,22 @@ def build_readout(M: np.ndarray, H: int, d: int, d_v: int, d_out: int) -> tuple[
 @construction("step2.solve_readout_float")
 def solve_readout_float(Z: np.ndarray, Y: np.ndarray) -> np.ndarray:
     """M = Z^+ Y in float64 (least squares, minimum norm).  For a wide Z of
-    full row rank (numerically) Z^+ = Q R^{-T} from the thin QR Z^T = Q R:
-    one Householder QR instead of lstsq's SVD (5-10x faster at T ~ 10^3)."""
+    full row rank (numerically) M = Z^T (Z Z^T)^{-1} Y with Z Z^T = R^T R from
+    the thin QR Z^T = Q R, Q never formed: the corrected semi-normal equations
+    (M = Z^T R^{-1} R^{-T} Y, then one correction with the residual Y - Z M;
+    Bjorck, "Numerical Methods for Least Squares Problems", 1996, Sec. 6.6.5:
+    as accurate as the QR solution for the minimum-norm problem), half the
+    work of forming Q and 5-10x less than lstsq's SVD at T ~ 10^3."""
     T, m = Z.shape
     if 0 < T <= m:
-        Q, R = np.linalg.qr(Z.T)
+        R = np.linalg.qr(Z.T, mode="r")
         diag = np.abs(np.diag(R))
         if diag.min() > 1e-12 * diag.max():
-            return Q @ scipy.linalg.solve_triangular(R, Y, trans="T")
+            def semi_normal(B):
+                return Z.T @ scipy.linalg.solve_triangular(R, scipy.linalg.solve_triangular(R, B, trans="T"))
+
+            M = semi_normal(Y)
+            return M + semi_normal(Y - Z @ M)
     return np.linalg.lstsq(Z, Y, rcond=None)[0]
 
 

@@ -56,6 +56,7 @@ from verifier.arith.balls import ball_max
 from verifier.arith.compare import Decision, certainly_less_equal, lower, upper, with_precision_ladder
 from verifier.arith.rank import certify_rank_lower_bound
 from verifier.arith.rank_caps import structural_rank_cap
+from verifier.data.duplicates import first_equal_all
 from verifier.data.instances import from_arrays, make_instance
 from verifier.errors import ConstructionFailed
 from verifier.model.mha import Weights, forward
@@ -139,16 +140,10 @@ def conflicting_duplicates(instance) -> tuple[int, int] | None:
     weights can memorize both.  For floats read at their precision the
     inputs are identical as stored (:func:`duplicates_reading`)."""
     E, e, Y = (np.asarray(instance.exact_array(a)) for a in ("contexts", "queries", "labels"))
-
-    def key_of(a):
-        return tuple(str(x) for x in a.ravel()) if a.dtype == object else a.tobytes()
-
-    seen = {}
-    for t in range(instance.T):
-        key = (key_of(E[t]), key_of(e[t]))
-        if key in seen and not np.array_equal(Y[seen[key]], Y[t]):
-            return seen[key], t
-        seen.setdefault(key, t)
+    first = first_equal_all(E, e)  # a shared context is read once, never as T copies
+    for t in np.flatnonzero(first != np.arange(instance.T)).tolist():
+        if not np.array_equal(Y[first[t]], Y[t]):
+            return int(first[t]), t
     return None
 
 

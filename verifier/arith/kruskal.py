@@ -209,25 +209,35 @@ class _Search:
                     break
 
     def sample(self, target: int) -> None:
-        """The paper's random-subset test at size ``target``: evidence only."""
+        """The paper's random-subset test at size ``target``: evidence only.
+        Every subset left is drawn first (in blocks of about 2e6 random
+        numbers, the RNG state kept after each) and tested as ONE batch; a
+        dependent subset rewinds the RNG to the end of its block, so the
+        counts and the subsets drawn next are those of a block-by-block
+        search (the rest of that block is dropped, not counted)."""
         left = self.samples
         while left > 0 and self.lower < target <= self.upper:
             if self.sample_size != target:
                 self.sample_size, self.sampled, self.sampled_ind = target, 0, 0
-            n = min(left, max(1, 2_000_000 // max(self.m, 1)), max(1, CHUNK_ELEMS // (target * target)))
-            idx = np.sort(self.rng.random((n, self.m)).argpartition(target - 1, axis=1)[:, :target], axis=1)
+            per = max(1, min(2_000_000 // max(self.m, 1), CHUNK_ELEMS // (target * target)))
+            blocks, ends, states = [], [], []
+            while sum(len(x) for x in blocks) < left:
+                n = min(left - sum(len(x) for x in blocks), per)
+                blocks.append(np.sort(self.rng.random((n, self.m)).argpartition(target - 1, axis=1)[:, :target],
+                                      axis=1))
+                ends.append(sum(len(x) for x in blocks))
+                states.append(self.rng.bit_generator.state)
+            idx = np.concatenate(blocks)
             ok, dep, b = self.exact.independent(idx)
-            if dep is not None:
-                n = b + 1  # subsets looked at in this chunk
-                self.record_witness(dep, f"random {target}-subset")
-                self.sampled += n
-                self.sampled_ind += int(ok[:n].sum())
-                left -= n
-                target = self.upper
-                continue
+            n = b + 1 if dep is not None else len(idx)  # subsets looked at
             self.sampled += n
-            self.sampled_ind += int(ok.sum())
+            self.sampled_ind += int(ok[:n].sum())
             left -= n
+            if dep is not None:
+                j = next(i for i, e in enumerate(ends) if b < e)
+                self.rng.bit_generator.state = states[j]
+                self.record_witness(dep, f"random {target}-subset")
+                target = self.upper
         if self.sample_size is not None:
             self.note(f"evidence: {self.sampled_ind}/{self.sampled} random {self.sample_size}-subsets "
                             "independent (exact per subset; not a proof for all subsets)")

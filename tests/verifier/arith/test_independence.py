@@ -37,3 +37,76 @@ def test_every_subset_answer_is_exact(m, k, seed):
     if dep is not None:
         T, v = sets.circuit(*dep)
         assert exact_rank(V[T]) == len(T) - 1 and all(c != 0 for c in v)
+
+
+# ------------------------------------------------------------- Gram route
+
+def _with_dependency(seed, m=30, d=40):
+    """Gaussian rows rounded to dyadics, row 23 = row 0 + row 1 - row 2 exactly."""
+    V = np.round(np.random.default_rng(seed).standard_normal((m, d)) * 2**20) / 2**20
+    V[23] = V[0] + V[1] - V[2]
+    assert (V[23] - V[0] - V[1] + V[2] == 0).all()
+    return V
+
+
+def _subsets(m, k, B, seed):
+    rng, rows = np.random.default_rng(seed), np.delete(np.arange(m), 23)
+    idx = np.array([sorted(rng.choice(rows, k, replace=False)) for _ in range(B)])
+    return np.vstack([idx, np.arange(k)[None, :]])  # only the last one holds 0, 1, 2 and 23
+
+
+def _backends():
+    from summation_orders import ordered_backends
+
+    from verifier.arith.backend import get_backend
+    return [get_backend("numpy"), *ordered_backends()]
+
+
+@settings(deadline=None, max_examples=10)
+@given(st.integers(0, 2**32 - 1))
+def test_gram_route_is_one_sided_and_batch_independent_in_every_summation_order(seed):
+    """Every subset the Gram route certifies has rank k exactly; a subset
+    holding the dependent rows is never certified, in any summation order;
+    the batched verdicts equal the one-subset-at-a-time verdicts."""
+    from verifier.arith.independence import FLOAT_FROM_K, gram_ball, gram_certified
+
+    V, k = _with_dependency(seed), FLOAT_FROM_K
+    idx = _subsets(30, k, 12, seed)
+    exact = np.array([exact_rank(V[list(r)]) == k for r in idx])
+    dependent = np.array([{0, 1, 2, 23} <= set(r.tolist()) for r in idx])
+    assert not exact[dependent].any()
+    for b in _backends():
+        G, e = gram_ball(V, b)
+        ok = gram_certified(G, e, idx, b)
+        assert not (ok & ~exact).any() and not ok[dependent].any()
+        assert ok[~dependent].all()  # well conditioned Gaussian subsets: decided by the float route
+        assert ok.tolist() == [bool(gram_certified(G, e, idx[i:i + 1], b)[0]) for i in range(len(idx))]
+
+
+def test_gram_route_then_exact_gives_the_exact_answers():
+    """SubsetIndependence with the Gram route first: the mask and the witness
+    are the exact ones (a summation order as the backend)."""
+    from summation_orders import OrderedBackend
+
+    from verifier.arith.independence import FLOAT_FROM_K
+
+    V, k = _with_dependency(11), FLOAT_FROM_K
+    idx = _subsets(30, k, 8, 11)
+    for backend in (None, OrderedBackend("numpy", "reversed")):
+        sets = SubsetIndependence(V, backend=backend)
+        ok, dep, b = sets.independent(idx)
+        assert b == len(idx) - 1 and ok[:b].all() and dep[0] == list(range(k))
+        assert sets._float_certified(idx[:-1]).all()  # the independent ones need no modular test
+        T, v = sets.circuit(*dep)
+        assert sorted(T) == [0, 1, 2, 23]
+
+
+def test_gram_route_leaves_out_of_range_rows_to_the_other_tests():
+    from verifier.arith.independence import FLOAT_FROM_K, gram_ball, gram_certified
+
+    V = np.random.default_rng(3).standard_normal((30, 40))
+    V[4] *= 2.0**-1040  # a subnormal row: the Gram entries underflow
+    idx = np.array([np.arange(FLOAT_FROM_K), np.arange(5, 5 + FLOAT_FROM_K)])
+    assert gram_certified(*gram_ball(V), idx).tolist() == [False, True]
+    ok, dep, b = SubsetIndependence(V).independent(idx)
+    assert ok.tolist() == [True, True] and dep is None

@@ -21,6 +21,13 @@ from verifier.arith.independence import _PRIMES, FLOAT_FROM_K, SubsetIndependenc
 P1, P2 = _PRIMES
 
 
+@pytest.fixture(autouse=True)
+def _inverse_route_only(monkeypatch):
+    """These tests pin the inverse route and the modular test: the Gram route
+    (tested in test_independence.py) is switched off."""
+    monkeypatch.setattr(ind, "GRAM_ROWS", 0)
+
+
 def _is_null(V, T, coeffs):
     """sum_i c_i V[T_i] == 0 exactly (rationals)."""
     return all(sum((Fraction(V[t, r]) * Fraction(str(c)) for t, c in zip(T, coeffs)), Fraction(0)) == 0

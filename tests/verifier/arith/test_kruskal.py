@@ -157,3 +157,48 @@ def test_invalid_input():
     with pytest.raises(InvalidInstance):
         kruskal_rank_at_least(np.eye(3), -1)
     assert kruskal_rank(np.zeros((0, 3))).upper == 0
+
+
+def _block_by_block(V, k, samples, seed):
+    """The paper's sampling one block at a time (the search before batching),
+    as the reference for the batched search's subsets and counts."""
+    from verifier.arith import kruskal as K
+    from verifier.arith.kruskal import _Search
+
+    s = _Search(V, 0, samples, seed)
+    s.zero_vectors()
+    s.hunt()
+    left, target, sampled = samples, k, []
+    while left > 0 and s.lower < target <= s.upper:
+        n = min(left, max(1, 2_000_000 // s.m), max(1, K.CHUNK_ELEMS // (target * target)))
+        idx = np.sort(s.rng.random((n, s.m)).argpartition(target - 1, axis=1)[:, :target], axis=1)
+        ok, dep, b = s.exact.independent(idx)
+        n = b + 1 if dep is not None else n
+        sampled.append((target, n, int(ok[:n].sum())))
+        left -= n
+        if dep is not None:
+            s.record_witness(dep, "sample")
+            target = s.upper
+    return s.upper, s.witness, sampled, s.rng.bit_generator.state
+
+
+def test_batched_sampling_draws_and_counts_as_block_by_block(monkeypatch):
+    """A dependence only random subsets find (rows 0, 1, 2, 30): the batched
+    search finds the same circuit and, after it, draws the same subsets."""
+    import verifier.arith.kruskal as K
+
+    monkeypatch.setattr(K, "CHUNK_ELEMS", 25 * 25 * 7)  # blocks of 7 subsets: the witness falls in the first
+    V = np.round(np.random.default_rng(2).standard_normal((40, 30)) * 2**10) / 2**10
+    V[30] = V[0] + V[1] - V[2]
+    from verifier.arith.kruskal import _Search
+
+    upper, witness, blocks, state = _block_by_block(V, 25, 60, 0)
+    s = _Search(V, 0, 60, 0)
+    s.zero_vectors()
+    s.hunt()
+    s.sample(25)
+    assert s.rng.bit_generator.state == state  # the same random numbers drawn, no more
+    r = s.result()
+    assert witness == (0, 1, 2, 30) and (r.upper, r.witness) == (upper, witness)
+    assert blocks[-1][0] == upper and (r.sample_size, r.sampled, r.sampled_independent) == (
+        upper, sum(n for t, n, _ in blocks if t == upper), sum(i for t, _, i in blocks if t == upper))
