@@ -15,8 +15,8 @@ have Kruskal rank n and Assumption 1 fails by counting alone.
 
 A budget keeps a run feasible: ``cost(draw)`` (estimated seconds, from the
 sizes alone) above ``cap`` shrinks the draw before anything runs -- d_h
-first (T falls), then H, d and n by halves, the sizes pinned at their
-largest last -- and the draw keeps what was first drawn (``drawn``).
+first (T falls), then H, d and n halved in turn, the sizes pinned at
+their largest last -- and the draw keeps what was first drawn (``drawn``).
 
 >>> draws = seeded_real_sizes(seed=0, count=4, max_H=3, max_n=4, max_d=6)
 >>> all(1 <= s.H <= 3 and 2 <= s.n <= 4 and s.n < s.d <= 6 and s.T == s.H * (s.r - 1) + 1 >= s.n
@@ -120,34 +120,46 @@ def _size(choose, lo: int, hi: int, mode: str | None) -> int:
 def draw_sizes(choose, *, max_H: int, max_n: int, max_d: int, contexts=CONTEXTS,
                pinned: dict | None = None) -> SizeDraw:
     """One draw from ``choose`` (``integer(lo, hi)``, ``element(options)``);
-    ``pinned`` fixes the mode of some sizes (e.g. ``{"H": "high"}``)."""
+    ``pinned`` fixes the mode of some sizes (e.g. ``{"H": "high"}``) or the
+    context (``{"context": "shared"}``)."""
     pinned = pinned or {}
     H = _size(choose, 1, max_H, pinned.get("H"))
     n = _size(choose, 2, max_n, pinned.get("n"))
     d = _size(choose, n + 1, max_d, pinned.get("d"))
-    context = choose.element(tuple(contexts))
+    context = pinned.get("context") or choose.element(tuple(contexts))
     d_h = _size(choose, smallest_head_dim(H, n), n, pinned.get("d_h"))
     return SizeDraw(H, n, d, d_h, context, choose.integer(0, 2**31 - 1))
 
 
+def _halve(s: SizeDraw, name: str) -> SizeDraw | None:
+    """``s`` with one size halved (d_h kept within its range), or None at its smallest."""
+    if name == "H" and s.H > 1:
+        H = s.H // 2
+        return replace(s, H=H, d_h=max(s.d_h, smallest_head_dim(H, s.n)))
+    if name == "d" and s.d > s.n + 1:
+        return replace(s, d=max(s.n + 1, s.d // 2))
+    if name == "n" and s.n > 2:
+        n = max(2, s.n // 2)
+        return replace(s, n=n, d_h=max(smallest_head_dim(s.H, n), min(s.d_h, n)))
+    return None
+
+
 def fit_to_budget(s: SizeDraw, cost: Callable[[SizeDraw], float], cap: float, *, keep=()) -> SizeDraw:
     """``s`` shrunk until ``cost(s) <= cap``: d_h down to the smallest with
-    T >= n, then H, d and n by halves (the names in ``keep`` only when
+    T >= n, then H, d and n halved in turn (the names in ``keep`` only when
     nothing else is left).  ``cost`` must grow with each size."""
-    first = (s.H, s.n, s.d, s.d_h)
+    first, turn = (s.H, s.n, s.d, s.d_h), 0
     for protect in (set(keep), set()):
         while cost(s) > cap:
-            low = smallest_head_dim(s.H, s.n)
-            if s.d_h > low:
+            if s.d_h > smallest_head_dim(s.H, s.n):
                 s = replace(s, d_h=s.d_h - 1)
-            elif s.H > 1 and "H" not in protect:
-                H = s.H // 2
-                s = replace(s, H=H, d_h=max(s.d_h, smallest_head_dim(H, s.n)))
-            elif s.d > s.n + 1 and "d" not in protect:
-                s = replace(s, d=max(s.n + 1, s.d // 2))
-            elif s.n > 2 and "n" not in protect:
-                n = max(2, s.n // 2)
-                s = replace(s, n=n, d_h=max(smallest_head_dim(s.H, n), min(s.d_h, n)))
+                continue
+            for k in range(3):
+                name = ("H", "d", "n")[(turn + k) % 3]
+                smaller = None if name in protect else _halve(s, name)
+                if smaller is not None:
+                    s, turn = smaller, turn + k + 1
+                    break
             else:
                 break
     return s if (s.H, s.n, s.d, s.d_h) == first else replace(s, drawn=first)
@@ -181,7 +193,8 @@ def real_sizes(*, max_H: int = REAL_MAX["H"], max_n: int = REAL_MAX["n"], max_d:
 
 #: the first draws of a seeded profile pin a size at its largest (and one at
 #: its smallest), so every axis reaches its end in a handful of draws
-PINNED = ({"H": "high"}, {"n": "high", "d": "high"}, {"H": "low", "n": "low", "d": "low", "d_h": "low"})
+PINNED = ({"H": "high"}, {"n": "high", "d": "high", "context": "shared"},
+          {"H": "low", "n": "low", "d": "low", "d_h": "low"})
 
 
 def seeded_real_sizes(*, seed: int, count: int, max_H: int = REAL_MAX["H"], max_n: int = REAL_MAX["n"],

@@ -43,22 +43,24 @@ from verifier.statements.runner import run_check
 
 STATEMENTS = ("theorem1", "proposition1", "proposition2")
 COUNT = 6
-CAP_SECONDS = 150.0
+CAP_SECONDS = 40.0
 ASSUMPTION_SAMPLES = 500
 PREC = 128
 UNIT_KIND = "real-size-draw"
 #: Assumption 1's random-subset count per statement (None: the checker's own, the paper's 5000)
 _SAMPLES = {"theorem1": ASSUMPTION_SAMPLES, "proposition1": 5000, "proposition2": 5000}
 
-#: seconds per unit of work, per statement, fitted on this project's 2-core
-#: machine under load (see reports/experiments/property_real_sizes.json for
-#: estimates beside measured times): Z's float work (SVD/QR, T x Hd),
-#: the T x T minor, the contexts' exact ranks, Assumption 1's subsets and
-#: Prop. 2's Z in Arb balls (one product per weight set)
+#: CPU seconds per unit of work, per statement, fitted on this project's
+#: 2-core machine (single-threaded BLAS) at sizes up to H = 60, n = 197,
+#: d = 768: Z's float work (SVD/QR of T x Hd), the T x T minor, one n x d
+#: exact rank (a context, a subset), every context of a random draw, Assumption
+#: 1's random subsets, Prop. 2's Z in Arb balls (one product per weight set;
+#: a random context costs one per example) and its softmax rows
 COST = {
-    "theorem1": {"Z": 4e-9, "minor": 4e-9, "contexts": 2e-8, "subsets": 2e-9, "balls": 0.0, "base": 1.0},
-    "proposition1": {"Z": 4e-9, "minor": 4e-9, "contexts": 2e-8, "subsets": 2e-9, "balls": 0.0, "base": 1.0},
-    "proposition2": {"Z": 1.2e-8, "minor": 4e-9, "contexts": 2e-8, "subsets": 2e-9, "balls": 4e-7, "base": 2.0},
+    "theorem1": {"Z": 1.5e-9, "minor": 1.5e-9, "exact": 2e-7, "contexts": 5e-8, "subsets": 2e-9, "base": 0.3},
+    "proposition1": {"Z": 3e-9, "minor": 1.5e-9, "exact": 2e-7, "contexts": 1e-7, "subsets": 2e-9, "base": 0.3},
+    "proposition2": {"Z": 2e-9, "minor": 1.5e-9, "exact": 2e-7, "contexts": 1e-7, "subsets": 2e-9,
+                     "balls shared": 1.3e-7, "balls random": 7e-7, "softmax rows": 5e-5, "base": 1.5},
 }
 
 
@@ -67,14 +69,16 @@ def work(s: SizeDraw, sid: str) -> dict:
     T, H, n, d = s.T, s.H, s.n, s.d
     subsets = min(_SAMPLES[sid], math.comb(T, n)) if T >= n else 0
     trials = 3 + (s.d_h >= n)  # Prop. 2's weight sets: random, saturated, uniform (+ Prop. 1's when d_h >= n)
-    return {"Z": T * H * d * min(T, H * d), "minor": T ** 3, "contexts": (T if s.context == "random" else 1) * n * n * d,
-            "subsets": subsets * n * n * d, "balls": trials * T * H * n * d, "base": 1}
+    random = s.context == "random"
+    return {"Z": T * H * d * min(T, H * d), "minor": T ** 3, "exact": n * n * d, "contexts": random * T * n * n * d,
+            "subsets": subsets * n * n * d, "balls shared": (not random) * trials * T * H * n * d,
+            "balls random": random * trials * T * H * n * d, "softmax rows": trials * T * H, "base": 1}
 
 
 def estimated_seconds(s: SizeDraw, sid: str | None = None) -> float:
-    """The cost model: seconds for ``sid`` on ``s`` (all of :data:`STATEMENTS` when None)."""
+    """The cost model: CPU seconds for ``sid`` on ``s`` (all of :data:`STATEMENTS` when None)."""
     sids = STATEMENTS if sid is None else (sid,)
-    return sum(COST[k][term] * count for k in sids for term, count in work(s, k).items())
+    return sum(COST[k].get(term, 0.0) * count for k in sids for term, count in work(s, k).items())
 
 
 def profile_draws(*, seed: int, count: int = COUNT, cap: float = CAP_SECONDS) -> list[SizeDraw]:
@@ -92,7 +96,7 @@ def run_unit(unit: dict) -> dict:
     """One statement on one drawn instance: its verdict, whether certified,
     its hypotheses' statuses, the reason when not verified, and the time."""
     registry.load_all()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     sid, prec = unit["statement"], unit["prec"]
     opts = dict(unit["options"], degenerate=unit["degenerate"])
     extra = {} if unit["assumption_samples"] is None else {"assumption_samples": unit["assumption_samples"]}
@@ -104,7 +108,7 @@ def run_unit(unit: dict) -> dict:
            "hypotheses": {h.name: h.status for h in ev.hypotheses}}
     if ev.verdict != "verified":
         out["reason"] = ev.reason
-    out["seconds"] = round(time.perf_counter() - t0, 3)
+    out["seconds"] = {"wall": round(time.perf_counter() - t0, 3), "cpu": round(time.process_time() - c0, 3)}
     return out
 
 
@@ -148,7 +152,7 @@ def _tally(verdicts) -> dict:
 
 
 def seconds_of(section: dict) -> dict:
-    """The measured times (run.json): per draw, per statement."""
+    """The measured times (run.json): per draw, per statement, wall and CPU seconds."""
     return {f"draw {i}": {sid: r.get("seconds") for sid, r in row["results"].items()}
             for i, row in enumerate(section.get("draws", []))}
 
@@ -182,7 +186,7 @@ def markdown_section(section: dict) -> str:
              "smallest with T >= n to n, a shared or a random context, T = H(r-1)+1; "
              + ", ".join(_NAMES[s] for s in sids) + " on each, every one a unit on the report's executor. "
              f"Budget, stated before running: each draw's cost estimated from its sizes at most "
-             f"{section['cap_seconds']:g} s (shrunk to fit: d_h first, then H, d, n by halves; the sizes first "
+             f"{section['cap_seconds']:g} s (shrunk to fit: d_h first, then H, d, n halved in turn; the sizes first "
              f"drawn are shown), {section.get('estimated_seconds', 0):g} s estimated in all. Assumption 1 from "
              + ", ".join(f"{v} random subsets for {_NAMES[k]}" for k, v in section["assumption1_samples"].items())
              + " where C(T, n) is larger (exhausted otherwise).", ""]
@@ -195,7 +199,7 @@ def markdown_section(section: dict) -> str:
         cells = [str(i), str(s["H"]), str(s["n"]), str(s["d"]), str(s["d_h"]), str(s["T"]), s["context"], _drawn(s),
                  f"{row['estimated_seconds']:g}"] + [_verdict(res[sid]) for sid in sids]
         if timed:
-            cells.append(f"{sum(r.get('seconds', 0) for r in res.values()):.0f}")
+            cells.append(f"{sum(r['seconds']['wall'] for r in res.values() if 'seconds' in r):.0f}")
         lines.append("| " + " | ".join(cells) + " |")
     v = section.get("verdicts", {})
     sizes = [row["sizes"] for row in section["draws"]]
