@@ -186,17 +186,17 @@ def markdown_section(section: dict) -> str:
              "smallest with T >= n to n, a shared or a random context, T = H(r-1)+1; "
              + ", ".join(_NAMES[s] for s in sids) + " on each, every one a unit on the report's executor. "
              f"Budget, stated before running: each draw's cost estimated from its sizes at most "
-             f"{section['cap_seconds']:g} s (shrunk to fit: d_h first, then H, d, n halved in turn; the sizes first "
-             f"drawn are shown), {section.get('estimated_seconds', 0):g} s estimated in all. Assumption 1 from "
+             f"{section['cap_seconds']:g} CPU s (shrunk to fit: d_h first, then H, d, n halved in turn; the sizes first "
+             f"drawn are shown), {section.get('estimated_seconds', 0):g} CPU s estimated in all. Assumption 1 from "
              + ", ".join(f"{v} random subsets for {_NAMES[k]}" for k, v in section["assumption1_samples"].items())
              + " where C(T, n) is larger (exhausted otherwise).", ""]
     timed = any("seconds" in r for row in section["draws"] for r in row["results"].values())
-    head = "| # | H | n | d | d_h | T | context | drawn (H, n, d, d_h) | estimated s | " + \
+    head = "| # | H | n | d | d_h | T | context | seed | drawn (H, n, d, d_h) | estimated CPU s | " + \
         " | ".join(_NAMES[s] for s in sids) + " |" + (" measured s |" if timed else "")
-    lines += [head, "|" + "---|" * (9 + len(sids) + timed)]
+    lines += [head, "|" + "---|" * (10 + len(sids) + timed)]
     for i, row in enumerate(section["draws"]):
         s, res = row["sizes"], row["results"]
-        cells = [str(i), str(s["H"]), str(s["n"]), str(s["d"]), str(s["d_h"]), str(s["T"]), s["context"], _drawn(s),
+        cells = [str(i), str(s["H"]), str(s["n"]), str(s["d"]), str(s["d_h"]), str(s["T"]), s["context"], str(s["seed"]), _drawn(s),
                  f"{row['estimated_seconds']:g}"] + [_verdict(res[sid]) for sid in sids]
         if timed:
             cells.append(f"{sum(r['seconds']['wall'] for r in res.values() if 'seconds' in r):.0f}")
@@ -213,7 +213,7 @@ def markdown_section(section: dict) -> str:
     if not timed:
         lines += ["", "Times of this run, per draw and statement: `run.json`, `real_size_seconds`."]
     lines += ["", "Reproduce a draw: `mha-verify check theorem1 --H H --n n --d d --dh d_h --context C --seed S` "
-              "(the seeds: results.json, `real_sizes`).", ""]
+              "(T = H(r-1)+1 is the default; likewise `proposition1`, and `proposition2` with `--T` set to T).", ""]
     return "\n".join(lines) + "\n"
 
 

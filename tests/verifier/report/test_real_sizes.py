@@ -72,7 +72,7 @@ def test_the_section_counts_the_draws_and_their_verdicts(small_profile):
     assert section["verdicts"] == {"hypotheses-unmet": 1, "verified": 5} and not section["error"]
     md = rs.markdown_section(strip_volatile(section))
     assert "## Property-based runs at real sizes" in md and "measured s" not in md
-    assert "| 0 | 2 | 3 | 5 | 3 | 5 | shared |  |" in md and "hyp. unmet" in md
+    assert "| 0 | 2 | 3 | 5 | 3 | 5 | shared | 4 |  |" in md and "hyp. unmet" in md
     assert "measured s" in rs.markdown_section(section)  # with the times: a column for them
     page = rs.insert_html("<html><body></body></html>", strip_volatile(section))
     assert "<section id='real-sizes'>" in page and page.endswith("</body></html>")
