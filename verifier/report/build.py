@@ -108,6 +108,7 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     from verifier.report import findings as report_findings  # declared findings, the exit code
     from verifier.report import html as report_html
     from verifier.report import papers as report_papers  # one section per later paper (maps, tables)
+    from verifier.report import real_sizes as report_real  # property-based runs at real sizes (thorough)
     from verifier.report import scale as report_scale  # Theorem 1 on named instances at the paper's scale
     from verifier.report.figures import DRAWERS
 
@@ -125,10 +126,18 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     try:
         runs, units = run_statements(plans, seed=seed, count=MODES[mode], prec=prec, executor=ex,
                                      cache=None if cache is None else UnitCache(cache), progress=bar)
+        _phase(phases, "checks", bar)
+        real_sids = [s for s in report_real.STATEMENTS if s in plans]
+        real = mode == "thorough" and bool(real_sids)  # the real-size profile: thorough mode only
+        bar = Progress("real sizes", len(report_real.profile_draws(seed=seed)) * len(real_sids) if real else 0,
+                       unit="units of drawn real-size instances", quiet=quiet)
+        real_sizes = report_real.run_profile(mode if real else "default", seed=seed, executor=ex, statements=real_sids,
+                                             cache=None if cache is None else UnitCache(cache), progress=bar)
+        if real:
+            _phase(phases, "real sizes", bar)
     finally:
         if isinstance(executor, str):
             ex.close()
-    _phase(phases, "checks", bar)
     bar = Progress("negative controls", sum(len(reg[s].controls) for s in plans), unit="controls", quiet=quiet)
     for sid in plans:
         controls[sid] = run_controls(sid, seed=seed, prec=prec, progress=bar)
@@ -157,8 +166,9 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     report_findings.family_counts(rows, found)
     _phase(phases, "findings", bar)
     bad = (report_experiments.has_error(experiments) or report_papers.has_error(paper_entries)
-           or named["error"])
+           or named["error"] or real_sizes["error"])
     code = 4 if bad else report_findings.exit_code(rows, figures, found, strict=strict)
+    code = 1 if code == 0 and real_sizes["refuted"] else code  # a drawn instance refuted: a new refutation
     results = {
         "paper": "; ".join(f"{p.title} ({p.citation})" for p in registry.PAPERS.values()),
         "config": {"mode": mode, "seed": seed, "prec_bits": prec, "instances_per_statement": MODES[mode],
@@ -176,11 +186,16 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
         "papers_order": list(registry.PAPERS),
         "papers": paper_entries, "named_instances": named,
     }
+    real_units = real_sizes.pop("units", None)  # cached / computed: a fact of this run (run.json)
+    if real:
+        results["real_sizes"] = real_sizes
     facts = environment.run_facts(argv=argv, started=t_start, phases=phases,
                                   statement_seconds={r["id"]: r["seconds"] for r in rows},
                                   extra={"executor": ex.name, "units": units,
                                          "named_instance_seconds": {r["key"]: r.get("seconds", {})
-                                                                    for r in named["rows"]}})
+                                                                    for r in named["rows"]},
+                                         **({"real_size_seconds": report_real.seconds_of(real_sizes),
+                                             "real_size_units": real_units} if real else {})})
     results, choices = environment.split_machine_choices(environment.strip_volatile(results))
     kept = {eid: experiments["experiments"][eid] for eid in experiments["carried_over"]}
     results = display.stable(results)  # every float to the digits it is known to
@@ -193,11 +208,13 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     (out / "REPORT.md").write_text("".join((report_errata.insert_markdown(markdown.render_markdown(results), results),
                                             report_papers.markdown_sections(
         results), report_experiments.markdown_section(environment.strip_volatile(experiments)),
-        report_scale.markdown_section(environment.strip_volatile(named)))))
+        report_scale.markdown_section(environment.strip_volatile(named)),
+        report_real.markdown_section(results.get("real_sizes", {})))))
     page = report_errata.insert_html(report_html.render_html(results, figures), results)
     page = report_papers.insert_html(page, results, paper_pngs)
     page = report_experiments.insert_html(page, environment.strip_volatile(experiments))
-    (out / "index.html").write_text(report_scale.insert_html(page, environment.strip_volatile(named)))
+    page = report_scale.insert_html(page, environment.strip_volatile(named))
+    (out / "index.html").write_text(report_real.insert_html(page, results.get("real_sizes", {})))
     (out / "run.json").write_text(json.dumps(facts, sort_keys=True, indent=1) + "\n")
     counts = ", ".join(f"{v} {k}" for k, v in results["summary"]["status_counts"].items())
     print(f"mha-verify report ({mode}, seed {seed}): {counts}; {facts['duration_seconds']:.0f} s; "

@@ -83,6 +83,7 @@ def test_quick_report_writes_every_part(quick_runs):
     md = (out / "REPORT.md").read_text()
     assert md.index("## Findings") < md.index("## Needs attention")
     assert "## Results by statement" in md and "figures/statement_map.png" in md
+    assert "real_sizes" not in res and "Property-based runs at real sizes" not in md  # thorough mode only
 
 
 def test_unimplemented_statement_is_never_a_pass(tmp_path, monkeypatch):

@@ -110,3 +110,16 @@ def test_report_on_ray_is_byte_identical(cluster, tmp_path):
         facts = json.loads((tmp_path / name / "run.json").read_text())
         assert facts["executor"] == name and facts["units"]["computed"] == 2
     assert files["ray"] == files["local"]
+
+
+def test_real_size_profile_on_ray_equals_local(cluster):
+    """The real-size profile's units (verifier/report/real_sizes.py) on Ray: the same section."""
+    from verifier.data.size_profiles import SizeDraw
+    from verifier.report import real_sizes
+
+    draws = [SizeDraw(H=2, n=3, d=5, d_h=3, context="shared", seed=4),
+             SizeDraw(H=3, n=2, d=4, d_h=2, context="random", seed=5)]
+    local = real_sizes.run_profile("thorough", seed=0, draws=draws)
+    on_ray = real_sizes.run_profile("thorough", seed=0, draws=draws, executor=cluster)
+    assert on_ray.pop("units") == local.pop("units") == {"cached": 0, "computed": 6}
+    assert plain(on_ray) == plain(local)
