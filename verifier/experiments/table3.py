@@ -187,7 +187,7 @@ def table3_diagnosis(m: dict) -> list[str]:
         out.append(
             f"(b) The previous reading passed only because GPT-2 at its full context n = 1024 exceeds d = 768 "
             "(Assumption 2 then fails by dimension, whatever the positions; so does the paper's GPT-2 reading). "
-            f"This run reads the trained {k.split()[0]} at n = d = {P['rows']}: its learned position table has "
+            f"This run reads the trained {k.split()[0]} at n = {P['rows']}, d = {P['d']}: its learned position table has "
             f"numerical rank {P['rank_at_precision']} of {P['rows']} (rho {P['rho']:.3g}, tau {P['tolerance']:.3g})"
             + (f", against {c[1]['rank_at_precision']} of {c[1]['rows']} (rho {c[1]['rho']:.3g}) for the "
                f"random learned table of {c[0]}" if c else "") + "; Assumption 2 at L0 / L1: "
@@ -199,7 +199,7 @@ def table3_diagnosis(m: dict) -> list[str]:
         out.append(
             f"(d) The previous reading took T = {m['T']} < d queries at n = {m['n']}: a Kruskal rank read from T "
             f"queries is capped at T, so Remark 1's regime (the paper: 349 < n = 512) could not show. This run reads "
-            f"random BERT's L1 queries at the paper's n = {r1['n']} from T = {r1['T']} >= d = {r1['d']} queries: "
+            f"random BERT's L1 queries at the paper's n = {r1['n']} from T = {r1['T']} queries (d = {r1['d']}): "
             f"Kruskal rank at precision >= {kc['evidence_lower']} (evidence), <= {kc['certified_upper']} (certified).")
     return out
 
