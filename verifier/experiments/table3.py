@@ -232,7 +232,8 @@ def table3_parts(res: dict) -> dict:
     r1 = res.get("remark1")
     kc = (r1 or {}).get("kruskal_curve") or M["BERT random (learned pos.)"]["L1"]["kruskal_curve"]
     n1, T1, d1 = (r1["n"], r1["T"], r1["d"]) if r1 else (n, res["T"], M["BERT random (learned pos.)"]["d"])
-    d = n1 / 2 <= kc["evidence_lower"] and kc["certified_upper"] < n1
+    # a bound at the cap min(T, d) is Definition 1's, not the data's: read from T < n queries, "kr < n" is void
+    d = n1 / 2 <= kc["evidence_lower"] and kc["certified_upper"] < min(n1, T1, d1)
     return {
         "(a) A2 for BERT at L0/L1": part(a, a_pow, f"sinusoid row norm / word row norm = "
                                      f"{', '.join(f'{r:.3g}' for r in sin if r is not None) or 'not stored'} "
