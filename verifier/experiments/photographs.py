@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-__all__ = ["photograph_names", "load_photograph", "photograph_inputs"]
+__all__ = ["photograph_names", "load_photograph", "photograph_inputs", "photograph_crops"]
 
 #: Photographs of scikit-image's data module that ship with the package (no
 #: fetch): natural scenes, not drawings or synthetic test patterns.
@@ -53,9 +53,10 @@ def load_photograph(name: str) -> np.ndarray | list[np.ndarray]:
     return img[:, :, :3]
 
 
-def _crop(img: np.ndarray, rng: np.random.Generator, size: int) -> torch.Tensor:
+def _crop(img: np.ndarray, rng: np.random.Generator, size: int, min_side: int = 8) -> tuple[torch.Tensor, int]:
     h, w, _ = img.shape
-    side = int(round(min(h, w) * rng.uniform(0.35, 1.0)))
+    lo = min(1.0, max(0.35, min_side / min(h, w)))
+    side = int(round(min(h, w) * rng.uniform(lo, 1.0)))
     side = max(side, 8)
     top, left = int(rng.integers(0, h - side + 1)), int(rng.integers(0, w - side + 1))
     patch = torch.from_numpy(np.ascontiguousarray(img[top:top + side, left:left + side]))
@@ -64,13 +65,26 @@ def _crop(img: np.ndarray, rng: np.random.Generator, size: int) -> torch.Tensor:
         patch = patch.flip(-1)
     out = torch.nn.functional.interpolate(patch, size=(size, size), mode="bilinear",
                                           align_corners=False, antialias=True)
-    return out[0].clamp(0.0, 1.0)
+    return out[0].clamp(0.0, 1.0), side
 
 
 def photograph_inputs(T: int, *, seed: int = 0, size: int = 224) -> tuple[torch.Tensor, list[str]]:
     """T distinct inputs (T, 3, size, size) float32, normalised to [-1, 1],
     and the name of the photograph each one was cropped from.  The scenes are
     used in turn (one LFW face counts as one scene), so every scene appears."""
+    x, crops = photograph_crops(T, seed=seed, size=size)
+    return x, [c["scene"] for c in crops]
+
+
+def photograph_crops(T: int, *, seed: int = 0, size: int = 224, upsample: bool = True
+                     ) -> tuple[torch.Tensor, list[dict]]:
+    """As :func:`photograph_inputs`, with each crop's ``scene`` and ``side``
+    (pixels before the rescaling to ``size``).  ``upsample=False``: as
+    ImageNet's ViT inputs (photographs of a few hundred pixels resized down
+    to 224), no crop is enlarged: every crop's side is at least ``size`` where
+    the photograph allows, and the 25 x 25 LFW faces are left out (Table 1's
+    diagnosis: enlarged crops lose the high frequencies that keep the queries
+    independent at float32 precision)."""
     rng = np.random.default_rng([seed, 224])
     loaded: dict = {}
 
@@ -80,16 +94,18 @@ def photograph_inputs(T: int, *, seed: int = 0, size: int = 224) -> tuple[torch.
         return loaded[name]
 
     order = rng.permutation(200)  # the LFW subset's 200 faces
-    pixels, source = [], []
+    pixels, crops = [], []
+    slots = len(PHOTOGRAPHS) + (1 if upsample else 0)
     for t in range(T):
-        slot = t % (len(PHOTOGRAPHS) + 1)
+        slot = t % slots
         if slot < len(PHOTOGRAPHS):
             name = PHOTOGRAPHS[slot]
             img = scene(name)
         else:
-            face = int(order[(t // (len(PHOTOGRAPHS) + 1)) % 200])
+            face = int(order[(t // slots) % 200])
             name, img = f"{LFW}[{face}]", scene(LFW)[face]
-        pixels.append(_crop(img, rng, size))
-        source.append(name)
+        px, side = _crop(img, rng, size, min_side=8 if upsample else size)
+        pixels.append(px)
+        crops.append({"scene": name, "side": side})
     x = torch.stack(pixels)
-    return (x - 0.5) / 0.5, source
+    return (x - 0.5) / 0.5, crops

@@ -44,10 +44,14 @@ MODELS = ("BERT random (learned pos.)", "BERT random (sinusoidal pos.)", "GPT-2 
           "MiniLM trained (learned pos.)")
 
 
-def stdlib_docstrings(max_files: int = 400, min_words: int = 5) -> list[str]:
-    """Docstrings of the standard library's modules, classes and functions."""
+def stdlib_docstrings(max_files: int = 400, min_words: int = 5, *, packages: bool = False) -> list[str]:
+    """Docstrings of the standard library's modules, classes and functions
+    (``packages``: also of its packages' modules, tests and site-packages left out)."""
     root = Path(sysconfig.get_paths()["stdlib"])
-    files = sorted(p for p in root.glob("*.py"))[:max_files]
+    if packages:
+        files = sorted(p for p in root.rglob("*.py") if not {"test", "tests", "site-packages"} & set(p.parts))
+    else:
+        files = sorted(p for p in root.glob("*.py"))[:max_files]
     docs: list[str] = []
     for path in files:
         try:
@@ -121,6 +125,19 @@ def text_examples(tok, docs, *, n: int, T: int, seed: int, kind: str) -> tuple[t
     return torch.from_numpy(np.stack(rows)), torch.from_numpy(np.stack(types))
 
 
+def rms_row_norm(W: np.ndarray) -> float:
+    return float(np.sqrt((np.asarray(W, dtype=np.float64) ** 2).sum(axis=1).mean()))
+
+
+def sinusoid_scale(word: np.ndarray, S: np.ndarray) -> float:
+    """The factor that gives the sinusoidal table ``S`` the row norm (RMS) of the
+    word embeddings, as learned position tables have (BERT's and GPT-2's
+    initialisation: both std 0.02).  The unit-amplitude table's rows have norm
+    sqrt(d / 2) ~ 19.6 at d = 768, 35x the word rows' 0.55: it dominated every
+    token.  ``"BERT random (unit sinusoidal pos.)"`` builds the unscaled one."""
+    return rms_row_norm(word) / rms_row_norm(S)
+
+
 def _build(name: str, vocab: int, seed: int):
     from transformers import AutoModel, BertConfig, BertModel, GPT2Config, GPT2Model
     from transformers.utils import logging as hf_logging
@@ -132,12 +149,16 @@ def _build(name: str, vocab: int, seed: int):
         model = BertModel(BertConfig(vocab_size=vocab, num_hidden_layers=1), add_pooling_layer=False)
         if "sinusoidal" in name:
             pe = model.embeddings.position_embeddings
-            pe.weight.data.copy_(torch.from_numpy(sinusoidal_encoding(*pe.weight.shape)).float())
+            S = sinusoidal_encoding(*pe.weight.shape)
+            if "unit" not in name:
+                S = S * sinusoid_scale(model.embeddings.word_embeddings.weight.detach().double().numpy(), S)
+            pe.weight.data.copy_(torch.from_numpy(S).float())
     elif name.startswith("GPT-2"):
         model = GPT2Model(GPT2Config(vocab_size=vocab, n_layer=1, bos_token_id=vocab - 1, eos_token_id=vocab - 1))  # ids unused by the forward
     else:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         model = AutoModel.from_pretrained(minilm_path())
+        model.encoder.layer = model.encoder.layer[:1]  # only L0 and L1 are read: the 5 later layers cost 5x
     return model.eval()
 
 

@@ -27,39 +27,92 @@ def layers(over=None):
     return t
 
 
+def measured1(over=None, scenes=2000, enlarged=0):
+    """Table 1's stored numbers: the cells, each layer's (n, d), the images' diversity."""
+    cells = layers(over)
+    return {"cells": cells, "layers": {m: {"n": 197, "d": 768} for m in cells},
+            "data": {"distinct_scenes": scenes, "enlarged_crops": enlarged, "images": 2000}}
+
+
 def test_table1_criterion_reproduced_on_the_papers_table():
-    assert table1_status(layers())[0] == "reproduced"
+    assert table1_status(measured1())[0] == "reproduced"
 
 
 def test_table1_criterion_partial_when_general_position_holds():
     """The digits stand-in's flaw: general position must fail while Assumption 1 holds."""
-    status, why = table1_status(layers({("random attention", "general_position"): ("holds", "evidence")}))
+    status, why = table1_status(measured1({("random attention", "general_position"): ("holds", "evidence")}))
     assert status == "partially reproduced" and "(c) GP fails while A1 holds: no" in why
 
 
 def test_table1_criterion_not_reproduced_when_assumption1_holds_at_the_embedding():
-    assert table1_status(layers({("embedding", "assumption1"): ("holds", "evidence")}))[0] == "not reproduced"
-    assert table1_status(layers({("random ViT layer", "assumption2"): ("fails", "certified")}))[0] \
+    assert table1_status(measured1({("embedding", "assumption1"): ("holds", "evidence")}))[0] == "not reproduced"
+    assert table1_status(measured1({("random ViT layer", "assumption2"): ("fails", "certified")}))[0] \
         == "not reproduced"
 
 
-def text_result(a2_trained="fails", gpt_a1="holds", kr=(80, 100)):
+def test_table1_a_failure_on_too_few_scenes_is_inconclusive_not_not_reproduced():
+    """(b) fails on crops of 16 scenes (< n = 197): its power check fails, so the table is
+    inconclusive with what would decide it; the same cells on diverse images: not reproduced."""
+    over = {("random attention", "assumption1"): ("fails", "certified at precision")}
+    status, why = table1_status(measured1(over, scenes=16))
+    assert status == "inconclusive" and "Would decide it" in why and "16 distinct scenes" in why
+    assert table1_status(measured1(over, scenes=2000))[0] == "not reproduced"
+    assert table1_status(measured1(over, scenes=2000, enlarged=3))[0] == "inconclusive"  # enlarged crops
+    # a powered failure of (a) decides, whatever the unpowered parts say
+    over[("embedding", "assumption2")] = ("fails", "certified")
+    assert table1_status(measured1(over, scenes=16))[0] == "not reproduced"
+
+
+def text_result(a2_trained="fails", gpt_a1="holds", kr=(300, 400), remark_T=768, trained_n=384, ratio=1.0):
     models = {}
     for m in ("BERT random (learned pos.)", "BERT random (sinusoidal pos.)", "GPT-2 random (learned pos.)",
               "MiniLM trained (learned pos.)"):
         models[m] = {L: {"assumption1": cell("holds"), "assumption2": cell("holds"),
-                         "kruskal_curve": {"evidence_lower": kr[0], "certified_upper": kr[1]}} for L in ("L0", "L1")}
+                         "kruskal_curve": {"evidence_lower": 256, "certified_upper": 256}} for L in ("L0", "L1")}
+        models[m] |= {"n": 128, "d": 768, "positions": {}}
+    models["BERT random (sinusoidal pos.)"]["positions"]["row_norm_ratio"] = {"ratio": ratio}
+    models["MiniLM trained (learned pos.)"] |= {"n": trained_n, "d": 384}
     models["MiniLM trained (learned pos.)"]["L0"]["assumption2"] = cell(a2_trained)
     models["GPT-2 random (learned pos.)"]["L1"]["assumption1"] = cell(gpt_a1)
-    return {"n": 128, "models": models, "gpt2_full_context": {"assumption2": "fails"}}
+    return {"n": 128, "T": 256, "models": models, "gpt2_full_context": {"assumption2": "fails"},
+            "remark1": {"n": 512, "T": remark_T, "d": 768,
+                        "kruskal_curve": {"evidence_lower": kr[0], "certified_upper": kr[1]}}}
 
 
 def test_table3_criterion():
     assert table3_status(text_result())[0] == "reproduced"
-    assert table3_status(text_result(kr=(128, 128)))[0] == "partially reproduced"  # kr >= n: not Remark 1's regime
-    status, why = table3_status(text_result(a2_trained="holds"))
-    assert status == "reproduced" and "only by GPT-2's n > d" in why
+    assert table3_status(text_result(kr=(768, 768)))[0] == "partially reproduced"  # kr >= n: not Remark 1's regime
     assert table3_status(text_result(gpt_a1="fails"))[0] == "not reproduced"
+
+
+def test_table3_part_b_no_longer_passes_by_dimension():
+    """GPT-2's n = 1024 > d = 768 is not counted: a trained model read at n <= d that keeps
+    Assumption 2 makes (b) fail; read at n > d, (b)'s power check fails (inconclusive)."""
+    status, why = table3_status(text_result(a2_trained="holds"))
+    assert status == "partially reproduced" and "(b) A2 broken by trained learned positions at n <= d: no" in why
+    status, why = table3_status(text_result(a2_trained="holds", trained_n=512, kr=(768, 768)))
+    assert status == "partially reproduced"  # (b) and (d) open or no: partial either way
+    assert "(b) A2 broken by trained learned positions at n <= d: inconclusive" in why
+
+
+def test_table3_part_d_needs_at_least_d_queries():
+    """A Kruskal rank read from T < d queries is capped at T: (d) is inconclusive, never 'no'."""
+    status, why = table3_status(text_result(kr=(256, 256), remark_T=256, gpt_a1="fails"))
+    assert "(d)" in why and "inconclusive [power: T = 256 queries, d = 768 (need T >= d)]" in why
+    assert status == "not reproduced"  # (c) fails with its power check passed: decided anyway
+    status, why = table3_status(text_result(kr=(256, 256), remark_T=256, a2_trained="holds"))
+    assert status == "partially reproduced"
+    from verifier.experiments.table3 import SCALE
+
+    assert all(SCALE[s]["remark1"]["T"] >= 768 for s in ("cpu", "thorough"))
+
+
+def test_table3_part_a_needs_the_sinusoid_at_the_embeddings_scale():
+    assert "(a) A2 for BERT at L0/L1: yes" in table3_status(text_result(ratio=35.4))[1]  # a pass stands
+    bad = text_result(ratio=35.4)
+    bad["models"]["BERT random (sinusoidal pos.)"]["L0"]["assumption2"] = cell("fails")
+    status, why = table3_status(bad)
+    assert status == "inconclusive" and "(a) A2 for BERT at L0/L1: inconclusive" in why
 
 
 def test_registered_and_skipped_in_quick_mode():

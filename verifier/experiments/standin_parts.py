@@ -1,0 +1,80 @@
+"""Tables 1 and 3 part by part: each part's result, its power check, and the
+table's status from the parts (:mod:`verifier.experiments.power`'s
+conventions, applied per part).
+
+A part is a yes/no reading of the paper's claim on our stand-in data, with a
+power check stated before the run: the condition under which the stand-in
+could have come out either way (e.g. at least d queries to read a Kruskal
+rank up to d).  A part's verdict:
+
+* ``yes`` when it holds (a positive reading stands, powered or not);
+* ``no`` when it fails and its power check passed;
+* ``inconclusive`` when it fails and its power check did not pass: the
+  stand-in could not have shown the paper's behaviour, and ``decides`` says
+  what would.
+
+The table's status applies the criterion's rule to the parts; an
+inconclusive part is read both ways, and when the two readings give
+different statuses the table is "inconclusive" (never "not reproduced").
+
+>>> parts = {"(a)": part(True, True, "x"), "(b)": part(False, False, "y", "more data")}
+>>> table_status(parts, lambda v: "reproduced" if all(v.values()) else "not reproduced")[0]
+'inconclusive'
+>>> parts["(b)"] = part(False, True, "y")
+>>> table_status(parts, lambda v: "reproduced" if all(v.values()) else "not reproduced")[0]
+'not reproduced'
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Callable
+
+from verifier.experiments.power import Power
+
+__all__ = ["part", "part_verdict", "table_status", "parts_power"]
+
+
+def part(result: bool, powered: bool, power_detail: str, decides: str = "") -> dict:
+    """One part: its reading on our data, whether its power check passed (and why)."""
+    return {"result": bool(result), "powered": bool(powered), "power_detail": power_detail, "decides": decides}
+
+
+def part_verdict(p: dict) -> str:
+    return "yes" if p["result"] else "no" if p["powered"] else "inconclusive"
+
+
+def table_status(parts: dict, rule: Callable[[dict], str]) -> tuple[str, str]:
+    """The table's (status, why): ``rule({name: bool}) -> status`` on the parts,
+    every inconclusive part read both ways; different statuses -> inconclusive."""
+    verdicts = {k: part_verdict(p) for k, p in parts.items()}
+    open_ = [k for k, v in verdicts.items() if v == "inconclusive"]
+    outcomes = set()
+    for values in itertools.product((True, False), repeat=len(open_)):
+        reading = {k: v == "yes" for k, v in verdicts.items()} | dict(zip(open_, values))
+        outcomes.add(rule(reading))
+    why = "; ".join(f"{k}: {verdicts[k]}" + (f" [power: {parts[k]['power_detail']}]"
+                                             if verdicts[k] == "inconclusive" else "") for k in parts)
+    if len(outcomes) == 1:
+        return outcomes.pop(), why
+    decide = "; ".join(f"{k}: {parts[k]['decides']}" for k in open_ if parts[k]["decides"])
+    return "inconclusive", why + (f". Would decide it: {decide}" if decide else "")
+
+
+def parts_power(stated: str, parts_of: Callable[[dict], dict], rule: Callable[[dict], str],
+                decides: str) -> Power:
+    """A registered :class:`Power` whose checks are the parts' power checks, read from the
+    stored ``measured`` numbers; its outcome fails only when an unpowered part leaves the
+    table's status open (so a powered "no" elsewhere still decides "not reproduced")."""
+
+    def evaluate(measured: dict) -> dict:
+        try:
+            parts = parts_of(measured)
+        except (KeyError, TypeError):
+            return {"outcome": "not measured",
+                    "checks": [{"check": "parts", "outcome": "not measured", "detail": "not stored"}]}
+        checks = [{"check": k, "outcome": "passed" if p["powered"] else "failed", "detail": p["power_detail"]}
+                  for k, p in parts.items()]
+        status, _ = table_status(parts, rule)
+        return {"outcome": "failed" if status == "inconclusive" else "passed", "checks": checks}
+
+    return Power(stated=stated, evaluate=evaluate, decides=decides)
