@@ -46,6 +46,8 @@ T = "tests/"
 SOUND = [T + "soundness/test_planted_false.py", T + "soundness/test_always_true.py",
          T + "soundness/test_issue9_reproductions.py"]
 DECIDE = T + "soundness/test_decisions.py"
+# the summation-order tests (every product in 6 legal orders) and the adversarial inputs of the float path
+FLOAT_ORDERS = [T + "verifier/arith/test_float_accurate.py", T + "verifier/arith/test_float_bounds_adversarial.py"]
 # target -> (module, tests that exercise it)
 TARGETS: dict[str, tuple[str, list[str]]] = {
     "compare": ("verifier/arith/compare.py", [T + "verifier/arith/test_compare.py", T + "verifier/arith/test_compare_pinned.py",
@@ -76,11 +78,24 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
                                                   T + "proofs/mahdavi2024/test_theorem1_memorization.py"] + SOUND[:2]),
     "float_certificates": ("verifier/arith/float_certificates.py", [T + "verifier/arith/test_float_certificates.py",
                                                                     T + "verifier/arith/test_rank_float.py",
-                                                                    T + "verifier/arith/test_float_certificates_pinned.py"]
-                           + SOUND[:1]),
+                                                                    T + "verifier/arith/test_float_certificates_pinned.py",
+                                                                    T + "verifier/arith/test_float_certificates_adversarial.py"]
+                           + FLOAT_ORDERS + SOUND[:1]),
     "mha_balls": ("verifier/model/mha_balls.py", [T + "verifier/model/test_mha_balls.py", T + "verifier/model/test_mha_balls_pinned.py",
                                                   T + "proofs/mahdavi2024/test_claim2_fit_and_saturate.py",
                                                   T + "proofs/mahdavi2024/test_step2_linear_readout.py"]),
+    # the whole float path (issue 17): each target with the summation-order tests (tests/summation_orders.py)
+    "float_bounds": ("verifier/arith/float_bounds.py", FLOAT_ORDERS + [T + "verifier/arith/test_float_certificates.py",
+                                                                       T + "verifier/model/test_mha_float.py"]),
+    "float_accurate": ("verifier/arith/float_accurate.py", FLOAT_ORDERS + [T + "verifier/arith/test_float_accurate_adversarial.py",
+                                                                           T + "verifier/model/test_mha_float.py"]),
+    "float_exp": ("verifier/arith/float_exp.py", FLOAT_ORDERS + [T + "verifier/arith/test_float_exp_adversarial.py",
+                                                                 T + "verifier/model/test_mha_float.py"]),
+    "backend": ("verifier/arith/backend.py", FLOAT_ORDERS + [T + "verifier/arith/test_float_certificates.py",
+                                                             T + "verifier/arith/test_float_exp_adversarial.py",
+                                                             T + "verifier/arith/test_backend_adversarial.py",
+                                                             T + "verifier/model/test_mha_float.py"]),
+    "robustness_screen": ("verifier/arith/robustness_screen.py", FLOAT_ORDERS + [T + "verifier/arith/test_robustness_screen.py"]),
     # the deciding lines of the proofs (plain functions of these modules)
     "lemma4": ("proofs/mahdavi2024/lemma4_softmax_saturation.py",
                [T + "proofs/mahdavi2024/test_lemma4_softmax_saturation.py"] + SOUND[:1]),
@@ -102,6 +117,14 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
     "proposition5": ("proofs/mahdavi2024/proposition5_sum_constant_cap.py",
                      [DECIDE, T + "proofs/mahdavi2024/test_proposition5_sum_constant_cap.py",
                       T + "proofs/mahdavi2024/test_proposition5_pinned.py"]),
+    # Dana et al.: the checkers registered after their def (plain functions), and the plain deciding steps
+    "dana_thm1_eps0": ("proofs/dana2025/thm1_exact_route.py", FLOAT_ORDERS[:1] + [
+        T + "proofs/dana2025/test_dana_thm1_exact_route.py", T + "proofs/dana2025/test_dana_mutants.py"]),
+    "dana_route_steps": ("proofs/dana2025/route_steps.py", FLOAT_ORDERS[:1] + [
+        T + "proofs/dana2025/test_dana_thm1_exact_route.py", T + "proofs/dana2025/test_dana_mutants.py"]),
+    "dana_thm2": ("proofs/dana2025/thm2_entropy_bound.py", FLOAT_ORDERS[:1] + [
+        T + "proofs/dana2025/test_dana_thm1_eps_and_thm2.py", T + "proofs/dana2025/test_dana_data_precision.py",
+        T + "proofs/dana2025/test_dana_mutants.py"]),
 }
 
 # tests that run the CLI in a subprocess cannot see mutmut's trampolines: deselected (pytest args)
