@@ -281,3 +281,50 @@ def test_ball_matmul_near_the_range_limit():
         C, R = fb.ball_matmul(b, A, None, B, None)
         e = exact_dot_matrix(A, B)[0][0]
         assert np.isfinite(R[0, 0]) and abs(Fraction(float(C[0, 0])) - e) <= Fraction(float(R[0, 0]))
+
+
+def test_down_scale_keeps_a_product_of_exactly_2_to_the_minus_1000():
+    """The threshold is strict: fl(x f) == 2^-1000 is kept (only products
+    BELOW 2^-1000 are replaced by 0)."""
+    f = fb.fl_down(1 / (1 + U))
+    x = 2.0**-1000
+    for _ in range(8):  # the float whose product with f rounds to 2^-1000
+        if x * f == 2.0**-1000:
+            break
+        x = math.nextafter(x, math.inf)
+    assert x * f == 2.0**-1000
+    assert fb.down_scale(NP, np.array([x]), Fraction(1))[0] == 2.0**-1000
+
+
+@pytest.mark.parametrize("which", range(4))
+@pytest.mark.parametrize("bad", [np.inf, np.nan, 2.0**401])
+def test_ball_matmul_checks_the_range_of_every_operand(which, bad):
+    ops = [np.ones((2, 3)), np.full((2, 3), 0.5), np.ones((3, 2)), np.full((3, 2), 0.5)]
+    ops[which] = ops[which].copy()
+    ops[which][1, 1] = bad
+    with pytest.raises(fb.FloatRangeError):
+        fb.ball_matmul(NP, *ops)
+
+
+@pytest.mark.parametrize("which", range(2))
+def test_nonneg_matmul_up_checks_the_range_of_both_operands(which):
+    ops = [np.ones((2, 3)), np.ones((3, 2))]
+    ops[which][0, 0] = 2.0**401
+    with pytest.raises(fb.FloatRangeError):
+        fb.nonneg_matmul_up(NP, *ops)
+
+
+@pytest.mark.parametrize("b", backends(), ids=lambda b: getattr(b, "order", b.name))
+def test_stacked_long_dot_products_use_the_inner_dimension(b):
+    """Stacks (B, 1, k) @ (B, k, 1) with k = 4096: the inner dimension is the
+    LAST axis of the left operand (gamma_k, not gamma of the middle axis 1);
+    a long sum whose every small term is lost rounds by ~(k-1) u."""
+    k = 4096
+    P = np.stack([_long_nonneg(k, 9)[None, :], _long_nonneg(k, 10)[None, :]])  # (2, 1, k)
+    Q = np.ones((2, k, 1))
+    up = fb.nonneg_matmul_up(b, P, Q)
+    C, R = fb.ball_matmul(b, P, None, Q, None)
+    for i in range(2):
+        e = sum(map(Fraction, P[i, 0].tolist()), Fraction(0))
+        assert Fraction(float(up[i, 0, 0])) >= e
+        assert abs(Fraction(float(C[i, 0, 0])) - e) <= Fraction(float(R[i, 0, 0]))
