@@ -202,15 +202,17 @@ def run_target(name: str, max_children: int) -> dict:
             "generated": len(codes), "counts": counts, "survivors": survivors, "seconds": round(seconds, 1)}
 
 
-def rerun_survivors(name: str, max_children: int, open_only: bool = False) -> dict:
+def rerun_survivors(name: str, max_children: int, open_only: bool = False, kinds: tuple = ()) -> dict:
     """Rerun only the stored survivors of ``name`` against the committed tests (after
     new tests were written to kill them); killed ones move to the killed count."""
     r = json.loads((OUT / f"{name}.json").read_text())
     module, tests = TARGETS[name]
     if r.get("module_blob") != _blob(module):
         raise SystemExit(f"{name}: {module} changed since its run (mutant names shift): run the target again")
+    equivalents = json.loads(EQUIVALENT_FILE.read_text()) if EQUIVALENT_FILE.exists() else {}
     names = [x["mutant"] for x in r["survivors"] if x["status"] in ("survived", "suspicious", "no tests")
-             and not (open_only and classify(x) != "open")]
+             and not (open_only and classify(x) != "open")
+             and not (kinds and kind(classify(x, equivalents), equivalents.get(x["mutant"], "")) not in kinds)]
     if not names:
         return r
     codes, seconds, output, _ = _mutmut_run(module, tests, max_children, names)
@@ -230,6 +232,29 @@ def rerun_survivors(name: str, max_children: int, open_only: bool = False) -> di
     r["counts"] = {k: v for k, v in r["counts"].items() if v}
     r["rerun_seconds"] = round(r.get("rerun_seconds", 0) + seconds, 1)
     return r
+
+
+def killers(name: str, tests: list[str]) -> dict:
+    """For each mutant of ``name`` that a rerun turned from survived to killed:
+    the first test of ``tests`` that fails with it (run in the last run's
+    mutants/ directory, MUTANT_UNDER_TEST set, as mutmut runs them); stored
+    as ``killed_by`` in the target's json (MUTANTS.md's input -> mutants table)."""
+    r = json.loads((OUT / f"{name}.json").read_text())
+    done = r.setdefault("killed_by", {})
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["HYPOTHESIS_PROFILE"] = "ci"
+    for x in r.get("rerun", []):
+        if x["now"] != "killed" or x["mutant"] in done:
+            continue
+        env["MUTANT_UNDER_TEST"] = x["mutant"]
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "--tb=no", "-rf", "-p", "no:randomly",
+                               "-p", "no:cacheprovider", "--rootdir=.", *tests, *NO_SUBPROCESS],
+                              cwd=SCRATCH / "mutants", env=env, capture_output=True, text=True)
+        failed = [ln.split(" ", 1)[1].split(" - ")[0] for ln in proc.stdout.splitlines() if ln.startswith("FAILED ")]
+        done[x["mutant"]] = failed[0] if failed else f"(not reproduced by these tests: exit {proc.returncode})"
+        print(x["mutant"], "->", done[x["mutant"]], flush=True)
+    (OUT / f"{name}.json").write_text(json.dumps(r, indent=1, sort_keys=True) + "\n")
+    return done
 
 
 def _changed_lines(diff: str) -> tuple[list[str], list[str]]:
@@ -442,15 +467,22 @@ def main(argv=None) -> int:
     ap.add_argument("--survivors", action="store_true",
                     help="rerun only the stored survivors of the targets (after tests were added to kill them)")
     ap.add_argument("--open", action="store_true", help="with --survivors: only those not listed as equivalent")
+    ap.add_argument("--kinds", default="", help="with --survivors: only survivors of these classes (comma list, "
+                    "e.g. open,sound: the listed kind of each survivor before the rerun)")
+    ap.add_argument("--killers", action="store_true",
+                    help="with --survivors: record which adversarial test kills each newly killed mutant")
     args = ap.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
     if not args.summary:
         _scratch()
         for name in args.targets or list(TARGETS):
-            res = (rerun_survivors(name, args.max_children, args.open) if args.survivors
+            res = (rerun_survivors(name, args.max_children, args.open, tuple(args.kinds.split(",")) if args.kinds else ())
+                   if args.survivors
                    else run_target(name, args.max_children))
             (OUT / f"{name}.json").write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
             print(name, res.get("counts", res.get("error", "")[:500]), res.get("seconds"), flush=True)
+            if args.survivors and args.killers:
+                killers(name, [t for t in TARGETS[name][1] if "adversarial" in t or "mutants" in t])
     (OUT / "summary.md").write_text(summary())
     print(summary())
     return 0
