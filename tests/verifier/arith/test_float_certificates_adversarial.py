@@ -93,6 +93,31 @@ def test_cholesky_defect_on_a_near_singular_gram(b):
         assert bound * bound >= row_norm2_max(E)
 
 
+class _PerturbedCholesky(type(NP)):
+    """numpy, but the Cholesky factor is off by a relative 2^-20: the defect
+    bound is a posteriori and must hold for ANY L (here |G - alpha I - L L^T|
+    is dominated by the realized residual h, not by rounding)."""
+
+    def cholesky_lower(self, a):
+        L = np.linalg.cholesky(a)
+        return L * (1 + 2.0**-20)
+
+
+@pytest.mark.parametrize("T", [1, 3])
+def test_cholesky_defect_holds_for_a_bad_factor(T):
+    b = _PerturbedCholesky("numpy")
+    rng = np.random.default_rng(T)
+    X = rng.integers(-9, 10, (T, T + 2)).astype(float)
+    G = X @ X.T  # small integers: exact
+    alpha = float(np.linalg.eigvalsh(G)[0]) / 2
+    L, bound = fc._cholesky_defect(b, G, alpha)
+    Lq = [[F(v) for v in r] for r in L]
+    E = [[F(G[i, j]) - (F(alpha) if i == j else 0) - sum((Lq[i][l] * Lq[j][l] for l in range(T)), Fraction(0))
+          for j in range(T)] for i in range(T)]
+    assert bound * bound >= row_norm2_max(E)
+    assert bound > 2.0**-21 * float(np.abs(G).max())  # the realized residual is what the bound is made of
+
+
 # -- the Gram perturbation bound and sigma_min: long rows, cancellation --------------------------------------------
 
 
@@ -237,3 +262,7 @@ def test_float_grid_surplus_constants():
     assert _up_constants(1 - U, SLACK)[0] == one + 2 * u  # the mutants' 1 - u: 1/(1-u) = 1 + u + ...
     assert _up_constants(1 / (1 + U), SLACK)[0] == one + 2 * u  # the mutants' 1/(1+u)
     assert _up_constants(Fraction(1), SLACK)[1] == fl_up(SLACK / (1 - U) + UL) > 2.0**-500
+    # the shift_err factor u/(1-u) and its mutants u(1-u), u/(1+u): one grid step (2u^2) above u
+    assert _up_constants(U / (1 - U), UL)[0] == u * (1 + 4 * u)
+    assert _up_constants(U * (1 - U), UL)[0] == u * (1 + 2 * u)
+    assert _up_constants(U / (1 + U), UL)[0] == u * (1 + 2 * u)
