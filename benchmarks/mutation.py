@@ -185,9 +185,15 @@ def _mutmut_run(module: str, tests: list[str], max_children: int, names: list[st
     return codes, seconds, proc.stdout[-3000:] + proc.stderr[-3000:], env
 
 
-def run_target(name: str, max_children: int) -> dict:
+def run_target(name: str, max_children: int, only: tuple = ()) -> dict:
+    """All mutants of the target's module, or (``only``: function names) the
+    mutants of those functions only (recorded as ``only`` in the json)."""
     module, tests = TARGETS[name]
-    codes, seconds, output, env = _mutmut_run(module, tests, max_children, [])
+    dotted = module[:-3].replace("/", ".")
+    pats = [f"{dotted}.x_{f}__mutmut_*" for f in only]
+    codes, seconds, output, env = _mutmut_run(module, tests, max_children, pats)
+    if only:
+        codes = {k: v for k, v in codes.items() if any(k.split(".")[-1].startswith(f"x_{f}__mutmut_") for f in only)}
     if not codes or all(c is None for c in codes.values()):  # e.g. "Failed to run clean test"
         return {"target": name, "module": module, "error": output}
     counts: dict[str, int] = {}
@@ -198,8 +204,11 @@ def run_target(name: str, max_children: int) -> dict:
         if status in ("survived", "timeout", "suspicious", "no tests", "not checked"):
             diff = subprocess.run([_mutmut(), "show", key], cwd=SCRATCH, env=env, capture_output=True, text=True)
             survivors.append({"mutant": key, "status": status, "diff": diff.stdout.strip()})
-    return {"target": name, "module": module, "module_blob": _blob(module), "tests": tests,
-            "generated": len(codes), "counts": counts, "survivors": survivors, "seconds": round(seconds, 1)}
+    out = {"target": name, "module": module, "module_blob": _blob(module), "tests": tests,
+           "generated": len(codes), "counts": counts, "survivors": survivors, "seconds": round(seconds, 1)}
+    if only:
+        out["only"] = sorted(only)
+    return out
 
 
 def rerun_survivors(name: str, max_children: int, open_only: bool = False, kinds: tuple = ()) -> dict:
@@ -469,6 +478,8 @@ def main(argv=None) -> int:
     ap.add_argument("--open", action="store_true", help="with --survivors: only those not listed as equivalent")
     ap.add_argument("--kinds", default="", help="with --survivors: only survivors of these classes (comma list, "
                     "e.g. open,sound: the listed kind of each survivor before the rerun)")
+    ap.add_argument("--only", default="", help="run only the mutants of these functions of the module (comma list "
+                    "of function names): a partial run, recorded as such")
     ap.add_argument("--killers", action="store_true",
                     help="with --survivors: record which adversarial test kills each newly killed mutant")
     args = ap.parse_args(argv)
@@ -478,7 +489,7 @@ def main(argv=None) -> int:
         for name in args.targets or list(TARGETS):
             res = (rerun_survivors(name, args.max_children, args.open, tuple(args.kinds.split(",")) if args.kinds else ())
                    if args.survivors
-                   else run_target(name, args.max_children))
+                   else run_target(name, args.max_children, tuple(args.only.split(",")) if args.only else ()))
             (OUT / f"{name}.json").write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
             print(name, res.get("counts", res.get("error", "")[:500]), res.get("seconds"), flush=True)
             if args.survivors and args.killers:
