@@ -192,23 +192,46 @@ def run_target(name: str, max_children: int, only: tuple = ()) -> dict:
     dotted = module[:-3].replace("/", ".")
     pats = [f"{dotted}.x_{f}__mutmut_*" for f in only]
     codes, seconds, output, env = _mutmut_run(module, tests, max_children, pats)
+    return _results(name, codes, seconds, output, env, only)
+
+
+def _results(name: str, codes: dict, seconds: float, output: str, env: dict, only: tuple = (),
+             partial: bool = False) -> dict:
+    module, tests = TARGETS[name]
     if only:
         codes = {k: v for k, v in codes.items() if any(k.split(".")[-1].startswith(f"x_{f}__mutmut_") for f in only)}
     if not codes or all(c is None for c in codes.values()):  # e.g. "Failed to run clean test"
         return {"target": name, "module": module, "error": output}
     counts: dict[str, int] = {}
-    survivors = []
+    survivors, unchecked = [], []
     for key, code in sorted(codes.items()):
         status = STATUS.get(code, f"exit {code}")
         counts[status] = counts.get(status, 0) + 1
-        if status in ("survived", "timeout", "suspicious", "no tests", "not checked"):
+        if status == "not checked" and partial:
+            unchecked.append(key)
+        elif status in ("survived", "timeout", "suspicious", "no tests", "not checked"):
             diff = subprocess.run([_mutmut(), "show", key], cwd=SCRATCH, env=env, capture_output=True, text=True)
             survivors.append({"mutant": key, "status": status, "diff": diff.stdout.strip()})
     out = {"target": name, "module": module, "module_blob": _blob(module), "tests": tests,
            "generated": len(codes), "counts": counts, "survivors": survivors, "seconds": round(seconds, 1)}
     if only:
         out["only"] = sorted(only)
+    if partial:
+        out["partial"] = "the run was stopped (time budget): 'not checked' mutants were never run"
+        out["not_checked"] = unchecked
     return out
+
+
+def collect(name: str, only: tuple = ()) -> dict:
+    """The results so far of a run of ``name`` that is still going or was
+    stopped: mutmut's meta file in SCRATCH (the run's workdir); seconds from
+    the run's start (its pyproject.toml) to the meta file's last write."""
+    module, _ = TARGETS[name]
+    meta = SCRATCH / "mutants" / (module + ".meta")
+    codes = json.loads(meta.read_text())["exit_code_by_key"]
+    seconds = meta.stat().st_mtime - (SCRATCH / "pyproject.toml").stat().st_mtime
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return _results(name, codes, seconds, "", env, only, partial=True)
 
 
 def rerun_survivors(name: str, max_children: int, open_only: bool = False, kinds: tuple = ()) -> dict:
@@ -480,11 +503,18 @@ def main(argv=None) -> int:
                     "e.g. open,sound: the listed kind of each survivor before the rerun)")
     ap.add_argument("--only", default="", help="run only the mutants of these functions of the module (comma list "
                     "of function names): a partial run, recorded as such")
+    ap.add_argument("--collect", action="store_true",
+                    help="write the results so far of a run still going or stopped (MUTATION_WORKDIR: its workdir)")
     ap.add_argument("--killers", action="store_true",
                     help="with --survivors: record which adversarial test kills each newly killed mutant")
     args = ap.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
-    if not args.summary:
+    if args.collect:
+        for name in args.targets:
+            res = collect(name, tuple(args.only.split(",")) if args.only else ())
+            (OUT / f"{name}.json").write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
+            print(name, res.get("counts"), flush=True)
+    elif not args.summary:
         _scratch()
         for name in args.targets or list(TARGETS):
             res = (rerun_survivors(name, args.max_children, args.open, tuple(args.kinds.split(",")) if args.kinds else ())
