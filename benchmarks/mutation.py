@@ -434,13 +434,15 @@ def classify(survivor: dict, equivalents: dict | None = None) -> str:
     return "listed" if name in equivalents else "open"
 
 
-KINDS = ("equivalent", "sound", "precision", "open")  # prefixes of the listed reasons
+KINDS = ("equivalent", "sound", "open")  # prefixes of the listed reasons
 
 
 def kind(cls: str, reason: str) -> str:
     """equivalent (same behaviour: a rule, or a reason starting 'equivalent'),
-    sound (behaviour changes, no certificate can lie), precision (a rounding or
-    underflow term below what a float64 test resolves; reviewed), open."""
+    sound (behaviour changes, and the reason derives that every certificate
+    still holds: for an error term, from the bound's derivation, MUTANTS.md's
+    S1/S2/G/St), open (anything else, "precision" included: issue 17 abolished
+    that class, a weakened error term is killed or derived sound)."""
     if cls in RULES:
         return "equivalent"
     head = reason.split(":")[0].split(" ")[0].lower()
@@ -448,10 +450,10 @@ def kind(cls: str, reason: str) -> str:
 
 
 def counts(r: dict, equivalents: dict) -> dict:
-    """Per-target counts: generated, killed, timeout, equivalent, sound, precision, open, no tests."""
+    """Per-target counts: generated, killed, timeout, equivalent, sound, open, no tests (and not run)."""
     c = r["counts"]
     out = {"generated": r["generated"], "killed": c.get("killed", 0), "timeout": c.get("timeout", 0),
-           **{k: 0 for k in KINDS}, "no tests": c.get("no tests", 0)}
+           **{k: 0 for k in KINDS}, "no tests": c.get("no tests", 0), "not run": c.get("not checked", 0)}
     for x in r["survivors"]:
         if x["status"] in ("survived", "suspicious"):
             cls = classify(x, equivalents)
@@ -463,7 +465,7 @@ def summary() -> str:
     """Markdown: per target the counts, then every survivor and timeout not killed,
     with its class and reason (the detail behind tests/soundness/MUTANTS.md)."""
     equivalents = json.loads(EQUIVALENT_FILE.read_text()) if EQUIVALENT_FILE.exists() else {}
-    cols = ["generated", "killed", "timeout", *KINDS, "no tests"]
+    cols = ["generated", "killed", "timeout", *KINDS, "no tests", "not run"]
     rows = ["| target | module | " + " | ".join(cols) + " | seconds |", "|---|---|" + "---|" * (len(cols) + 1)]
     detail = []
     for f in sorted(OUT.glob("*.json")):
@@ -473,7 +475,9 @@ def summary() -> str:
             continue
         n = counts(r, equivalents)
         secs = r["seconds"] + r.get("rerun_seconds", 0)
-        rows.append(f"| {r['target']} | `{r['module']}` | " + " | ".join(str(n[k]) for k in cols) + f" | {secs:.0f} |")
+        scope = (" (only " + ", ".join(r["only"]) + ")" if r.get("only") else "") + (" (stopped)" if r.get("partial") else "")
+        rows.append(f"| {r['target']}{scope} | `{r['module']}` | " + " | ".join(str(n[k]) for k in cols)
+                    + f" | {secs:.0f} |")
         for x in r["survivors"]:
             minus, plus = _changed_lines(x["diff"])
             k = classify(x, equivalents)
