@@ -157,3 +157,34 @@ def test_constants_are_what_the_derivation_uses():
     assert float_exp.COEFFS[14] == 1 / math.factorial(14)
     assert 1 + RHO < float_exp._UP < 1 + RHO + 4 * 2.0**-53
     assert 1 - RHO - 4 * 2.0**-53 < float_exp._DOWN < 1 - RHO
+
+
+def test_constants_recomputed_independently():
+    """``_constants()`` itself (module constants are computed once at import, so
+    a mutant of it is only seen by calling it): ln 2's low part, the Taylor
+    coefficients, and RHO recomputed in mpmath at 60 digits from the
+    derivation in the module docstring (truncation + Horner gamma_28 + the
+    coefficients' rounding, times e^R_MAX, then e^{2^-52}/(1 - rel) - 1)."""
+    from fractions import Fraction
+
+    import mpmath
+
+    from verifier.arith.float_bounds import U, gamma
+
+    old = ctx.prec
+    lo, coeffs, rho = float_exp._constants()
+    assert ctx.prec == old  # restored
+    mp = mpmath.mp.clone() if hasattr(mpmath.mp, "clone") else mpmath.mp
+    mp.dps = 60
+    ln2 = mp.log(2)
+    assert lo == float(ln2 - mp.mpf(float_exp.LN2_HI))
+    assert abs(ln2 - mp.mpf(float_exp.LN2_HI) - mp.mpf(lo)) < mp.mpf(2) ** -80
+    assert coeffs == [float(Fraction(1, math.factorial(j))) for j in range(float_exp.DEGREE + 1)]
+    R, n = mp.mpf(float_exp.R_MAX), float_exp.DEGREE
+    e = mp.exp(R)
+    g, uu = gamma(2 * n), U
+    abs_err = mp.mpf(g.numerator) / g.denominator * (1 + mp.mpf(uu.numerator) / uu.denominator) * e \
+        + mp.mpf(uu.numerator) / uu.denominator * e + R ** (n + 1) / mp.factorial(n + 1) * e
+    want = mp.exp(mp.mpf(2) ** -52) / (1 - abs_err * e) - 1
+    assert want <= rho <= want * (1 + 2.0**-30)
+    assert rho == RHO
