@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import io
 import json
 import os
@@ -210,8 +211,7 @@ def _results(name: str, codes: dict, seconds: float, output: str, env: dict, onl
         if status == "not checked" and partial:
             unchecked.append(key)
         elif status in ("survived", "timeout", "suspicious", "no tests", "not checked"):
-            diff = subprocess.run([_mutmut(), "show", key], cwd=SCRATCH, env=env, capture_output=True, text=True)
-            survivors.append({"mutant": key, "status": status, "diff": diff.stdout.strip()})
+            survivors.append({"mutant": key, "status": status, "diff": _diff(module, key, env)})
     out = {"target": name, "module": module, "module_blob": _blob(module), "tests": tests,
            "generated": len(codes), "counts": counts, "survivors": survivors, "seconds": round(seconds, 1)}
     if only:
@@ -220,6 +220,33 @@ def _results(name: str, codes: dict, seconds: float, output: str, env: dict, onl
         out["partial"] = "the run was stopped (time budget): 'not checked' mutants were never run"
         out["not_checked"] = unchecked
     return out
+
+
+def _diff(module: str, key: str, env: dict) -> str:
+    """The mutant's diff against the original function, read from the mutated
+    module in SCRATCH/mutants (``mutmut show`` starts a process per mutant:
+    minutes for a hundred survivors on a loaded machine); ``mutmut show`` if
+    the function is not found there."""
+    import difflib
+
+    path = SCRATCH / "mutants" / module
+    funcs = _mutant_functions(str(path), path.stat().st_mtime) if path.exists() else {}
+    name = key.split(".")[-1]
+    orig = name.rsplit("__mutmut_", 1)[0] + "__mutmut_orig"
+    if name not in funcs or orig not in funcs:
+        out = subprocess.run([_mutmut(), "show", key], cwd=SCRATCH, env=env, capture_output=True, text=True)
+        return out.stdout.strip()
+    a = funcs[orig].splitlines()
+    b = [funcs[name].splitlines()[0].replace(name, orig, 1)] + funcs[name].splitlines()[1:]
+    body = [ln for ln in difflib.unified_diff(a, b, lineterm="", n=3)][2:]
+    return "\n".join([f"# {key}", f"--- {module}", f"+++ {module}", *body])
+
+
+@functools.lru_cache(maxsize=8)
+def _mutant_functions(path: str, mtime: float) -> dict:
+    tree = ast.parse(Path(path).read_text())
+    src = Path(path).read_text()
+    return {n.name: ast.get_source_segment(src, n) for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
 
 
 def collect(name: str, only: tuple = ()) -> dict:
@@ -231,7 +258,7 @@ def collect(name: str, only: tuple = ()) -> dict:
     codes = json.loads(meta.read_text())["exit_code_by_key"]
     seconds = meta.stat().st_mtime - (SCRATCH / "pyproject.toml").stat().st_mtime
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return _results(name, codes, seconds, "", env, only, partial=True)
+    return _results(name, codes, seconds, "", env, only, partial=any(v is None for v in codes.values()))
 
 
 def rerun_survivors(name: str, max_children: int, open_only: bool = False, kinds: tuple = ()) -> dict:
