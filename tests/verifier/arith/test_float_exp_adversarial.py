@@ -133,7 +133,7 @@ def test_exp_keeps_shapes_and_accepts_empty_arrays():
     assert lo.shape == hi.shape == (2, 3)
     _check(b, x)
     lo, hi = exp_bounds(b, np.zeros((0, 4)))
-    assert lo.shape == (0, 4)
+    assert lo.shape == hi.shape == (0, 4)
 
 
 def test_pow2_is_exact_over_the_normal_exponents():
