@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import io
 import json
 import os
@@ -46,6 +47,8 @@ T = "tests/"
 SOUND = [T + "soundness/test_planted_false.py", T + "soundness/test_always_true.py",
          T + "soundness/test_issue9_reproductions.py"]
 DECIDE = T + "soundness/test_decisions.py"
+# the summation-order tests (every product in 6 legal orders) and the adversarial inputs of the float path
+FLOAT_ORDERS = [T + "verifier/arith/test_float_accurate.py", T + "verifier/arith/test_float_bounds_adversarial.py"]
 # target -> (module, tests that exercise it)
 TARGETS: dict[str, tuple[str, list[str]]] = {
     "compare": ("verifier/arith/compare.py", [T + "verifier/arith/test_compare.py", T + "verifier/arith/test_compare_pinned.py",
@@ -76,11 +79,24 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
                                                   T + "proofs/mahdavi2024/test_theorem1_memorization.py"] + SOUND[:2]),
     "float_certificates": ("verifier/arith/float_certificates.py", [T + "verifier/arith/test_float_certificates.py",
                                                                     T + "verifier/arith/test_rank_float.py",
-                                                                    T + "verifier/arith/test_float_certificates_pinned.py"]
-                           + SOUND[:1]),
+                                                                    T + "verifier/arith/test_float_certificates_pinned.py",
+                                                                    T + "verifier/arith/test_float_certificates_adversarial.py"]
+                           + FLOAT_ORDERS + SOUND[:1]),
     "mha_balls": ("verifier/model/mha_balls.py", [T + "verifier/model/test_mha_balls.py", T + "verifier/model/test_mha_balls_pinned.py",
                                                   T + "proofs/mahdavi2024/test_claim2_fit_and_saturate.py",
                                                   T + "proofs/mahdavi2024/test_step2_linear_readout.py"]),
+    # the whole float path (issue 17): each target with the summation-order tests (tests/summation_orders.py)
+    "float_bounds": ("verifier/arith/float_bounds.py", FLOAT_ORDERS + [T + "verifier/arith/test_float_certificates.py",
+                                                                       T + "verifier/model/test_mha_float.py"]),
+    "float_accurate": ("verifier/arith/float_accurate.py", FLOAT_ORDERS + [T + "verifier/arith/test_float_accurate_adversarial.py",
+                                                                           T + "verifier/model/test_mha_float.py"]),
+    "float_exp": ("verifier/arith/float_exp.py", FLOAT_ORDERS + [T + "verifier/arith/test_float_exp_adversarial.py",
+                                                                 T + "verifier/model/test_mha_float.py"]),
+    "backend": ("verifier/arith/backend.py", FLOAT_ORDERS + [T + "verifier/arith/test_float_certificates.py",
+                                                             T + "verifier/arith/test_float_exp_adversarial.py",
+                                                             T + "verifier/arith/test_backend_adversarial.py",
+                                                             T + "verifier/model/test_mha_float.py"]),
+    "robustness_screen": ("verifier/arith/robustness_screen.py", FLOAT_ORDERS + [T + "verifier/arith/test_robustness_screen.py"]),
     # the deciding lines of the proofs (plain functions of these modules)
     "lemma4": ("proofs/mahdavi2024/lemma4_softmax_saturation.py",
                [T + "proofs/mahdavi2024/test_lemma4_softmax_saturation.py"] + SOUND[:1]),
@@ -102,6 +118,14 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
     "proposition5": ("proofs/mahdavi2024/proposition5_sum_constant_cap.py",
                      [DECIDE, T + "proofs/mahdavi2024/test_proposition5_sum_constant_cap.py",
                       T + "proofs/mahdavi2024/test_proposition5_pinned.py"]),
+    # Dana et al.: the checkers registered after their def (plain functions), and the plain deciding steps
+    "dana_thm1_eps0": ("proofs/dana2025/thm1_exact_route.py", FLOAT_ORDERS[:1] + [
+        T + "proofs/dana2025/test_dana_thm1_exact_route.py", T + "proofs/dana2025/test_dana_mutants.py"]),
+    "dana_route_steps": ("proofs/dana2025/route_steps.py", FLOAT_ORDERS[:1] + [
+        T + "proofs/dana2025/test_dana_thm1_exact_route.py", T + "proofs/dana2025/test_dana_mutants.py"]),
+    "dana_thm2": ("proofs/dana2025/thm2_entropy_bound.py", FLOAT_ORDERS[:1] + [
+        T + "proofs/dana2025/test_dana_thm1_eps_and_thm2.py", T + "proofs/dana2025/test_dana_data_precision.py",
+        T + "proofs/dana2025/test_dana_mutants.py"]),
 }
 
 # tests that run the CLI in a subprocess cannot see mutmut's trampolines: deselected (pytest args)
@@ -162,32 +186,92 @@ def _mutmut_run(module: str, tests: list[str], max_children: int, names: list[st
     return codes, seconds, proc.stdout[-3000:] + proc.stderr[-3000:], env
 
 
-def run_target(name: str, max_children: int) -> dict:
+def run_target(name: str, max_children: int, only: tuple = ()) -> dict:
+    """All mutants of the target's module, or (``only``: function names) the
+    mutants of those functions only (recorded as ``only`` in the json)."""
     module, tests = TARGETS[name]
-    codes, seconds, output, env = _mutmut_run(module, tests, max_children, [])
+    dotted = module[:-3].replace("/", ".")
+    pats = [f"{dotted}.x_{f}__mutmut_*" for f in only]
+    codes, seconds, output, env = _mutmut_run(module, tests, max_children, pats)
+    return _results(name, codes, seconds, output, env, only)
+
+
+def _results(name: str, codes: dict, seconds: float, output: str, env: dict, only: tuple = (),
+             partial: bool = False) -> dict:
+    module, tests = TARGETS[name]
+    if only:
+        codes = {k: v for k, v in codes.items() if any(k.split(".")[-1].startswith(f"x_{f}__mutmut_") for f in only)}
     if not codes or all(c is None for c in codes.values()):  # e.g. "Failed to run clean test"
         return {"target": name, "module": module, "error": output}
     counts: dict[str, int] = {}
-    survivors = []
+    survivors, unchecked = [], []
     for key, code in sorted(codes.items()):
         status = STATUS.get(code, f"exit {code}")
         counts[status] = counts.get(status, 0) + 1
-        if status in ("survived", "timeout", "suspicious", "no tests", "not checked"):
-            diff = subprocess.run([_mutmut(), "show", key], cwd=SCRATCH, env=env, capture_output=True, text=True)
-            survivors.append({"mutant": key, "status": status, "diff": diff.stdout.strip()})
-    return {"target": name, "module": module, "module_blob": _blob(module), "tests": tests,
-            "generated": len(codes), "counts": counts, "survivors": survivors, "seconds": round(seconds, 1)}
+        if status == "not checked" and partial:
+            unchecked.append(key)
+        elif status in ("survived", "timeout", "suspicious", "no tests", "not checked"):
+            survivors.append({"mutant": key, "status": status, "diff": _diff(module, key, env)})
+    out = {"target": name, "module": module, "module_blob": _blob(module), "tests": tests,
+           "generated": len(codes), "counts": counts, "survivors": survivors, "seconds": round(seconds, 1)}
+    if only:
+        out["only"] = sorted(only)
+    if partial:
+        out["partial"] = "the run was stopped (time budget): 'not checked' mutants were never run"
+        out["not_checked"] = unchecked
+    return out
 
 
-def rerun_survivors(name: str, max_children: int, open_only: bool = False) -> dict:
+def _diff(module: str, key: str, env: dict) -> str:
+    """The mutant's diff against the original function, read from the mutated
+    module in SCRATCH/mutants (``mutmut show`` starts a process per mutant:
+    minutes for a hundred survivors on a loaded machine); ``mutmut show`` if
+    the function is not found there."""
+    import difflib
+
+    path = SCRATCH / "mutants" / module
+    funcs = _mutant_functions(str(path), path.stat().st_mtime) if path.exists() else {}
+    name = key.split(".")[-1]
+    orig = name.rsplit("__mutmut_", 1)[0] + "__mutmut_orig"
+    if name not in funcs or orig not in funcs:
+        out = subprocess.run([_mutmut(), "show", key], cwd=SCRATCH, env=env, capture_output=True, text=True)
+        return out.stdout.strip()
+    a = funcs[orig].splitlines()
+    b = [funcs[name].splitlines()[0].replace(name, orig, 1)] + funcs[name].splitlines()[1:]
+    body = [ln for ln in difflib.unified_diff(a, b, lineterm="", n=3)][2:]
+    return "\n".join([f"# {key}", f"--- {module}", f"+++ {module}", *body])
+
+
+@functools.lru_cache(maxsize=8)
+def _mutant_functions(path: str, mtime: float) -> dict:
+    tree = ast.parse(Path(path).read_text())
+    src = Path(path).read_text()
+    return {n.name: ast.get_source_segment(src, n) for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+
+
+def collect(name: str, only: tuple = ()) -> dict:
+    """The results so far of a run of ``name`` that is still going or was
+    stopped: mutmut's meta file in SCRATCH (the run's workdir); seconds from
+    the run's start (its pyproject.toml) to the meta file's last write."""
+    module, _ = TARGETS[name]
+    meta = SCRATCH / "mutants" / (module + ".meta")
+    codes = json.loads(meta.read_text())["exit_code_by_key"]
+    seconds = meta.stat().st_mtime - (SCRATCH / "pyproject.toml").stat().st_mtime
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return _results(name, codes, seconds, "", env, only, partial=any(v is None for v in codes.values()))
+
+
+def rerun_survivors(name: str, max_children: int, open_only: bool = False, kinds: tuple = ()) -> dict:
     """Rerun only the stored survivors of ``name`` against the committed tests (after
     new tests were written to kill them); killed ones move to the killed count."""
     r = json.loads((OUT / f"{name}.json").read_text())
     module, tests = TARGETS[name]
     if r.get("module_blob") != _blob(module):
         raise SystemExit(f"{name}: {module} changed since its run (mutant names shift): run the target again")
+    equivalents = json.loads(EQUIVALENT_FILE.read_text()) if EQUIVALENT_FILE.exists() else {}
     names = [x["mutant"] for x in r["survivors"] if x["status"] in ("survived", "suspicious", "no tests")
-             and not (open_only and classify(x) != "open")]
+             and not (open_only and classify(x) != "open")
+             and not (kinds and kind(classify(x, equivalents), equivalents.get(x["mutant"], "")) not in kinds)]
     if not names:
         return r
     codes, seconds, output, _ = _mutmut_run(module, tests, max_children, names)
@@ -207,6 +291,29 @@ def rerun_survivors(name: str, max_children: int, open_only: bool = False) -> di
     r["counts"] = {k: v for k, v in r["counts"].items() if v}
     r["rerun_seconds"] = round(r.get("rerun_seconds", 0) + seconds, 1)
     return r
+
+
+def killers(name: str, tests: list[str]) -> dict:
+    """For each mutant of ``name`` that a rerun turned from survived to killed:
+    the first test of ``tests`` that fails with it (run in the last run's
+    mutants/ directory, MUTANT_UNDER_TEST set, as mutmut runs them); stored
+    as ``killed_by`` in the target's json (MUTANTS.md's input -> mutants table)."""
+    r = json.loads((OUT / f"{name}.json").read_text())
+    done = r.setdefault("killed_by", {})
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["HYPOTHESIS_PROFILE"] = "ci"
+    for x in r.get("rerun", []):
+        if x["now"] != "killed" or x["mutant"] in done:
+            continue
+        env["MUTANT_UNDER_TEST"] = x["mutant"]
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "--tb=no", "-rf", "-p", "no:randomly",
+                               "-p", "no:cacheprovider", "--rootdir=.", *tests, *NO_SUBPROCESS],
+                              cwd=SCRATCH / "mutants", env=env, capture_output=True, text=True)
+        failed = [ln.split(" ", 1)[1].split(" - ")[0] for ln in proc.stdout.splitlines() if ln.startswith("FAILED ")]
+        done[x["mutant"]] = failed[0] if failed else f"(not reproduced by these tests: exit {proc.returncode})"
+        print(x["mutant"], "->", done[x["mutant"]], flush=True)
+    (OUT / f"{name}.json").write_text(json.dumps(r, indent=1, sort_keys=True) + "\n")
+    return done
 
 
 def _changed_lines(diff: str) -> tuple[list[str], list[str]]:
@@ -354,13 +461,15 @@ def classify(survivor: dict, equivalents: dict | None = None) -> str:
     return "listed" if name in equivalents else "open"
 
 
-KINDS = ("equivalent", "sound", "precision", "open")  # prefixes of the listed reasons
+KINDS = ("equivalent", "sound", "open")  # prefixes of the listed reasons
 
 
 def kind(cls: str, reason: str) -> str:
     """equivalent (same behaviour: a rule, or a reason starting 'equivalent'),
-    sound (behaviour changes, no certificate can lie), precision (a rounding or
-    underflow term below what a float64 test resolves; reviewed), open."""
+    sound (behaviour changes, and the reason derives that every certificate
+    still holds: for an error term, from the bound's derivation, MUTANTS.md's
+    S1/S2/G/St), open (anything else, "precision" included: issue 17 abolished
+    that class, a weakened error term is killed or derived sound)."""
     if cls in RULES:
         return "equivalent"
     head = reason.split(":")[0].split(" ")[0].lower()
@@ -368,10 +477,10 @@ def kind(cls: str, reason: str) -> str:
 
 
 def counts(r: dict, equivalents: dict) -> dict:
-    """Per-target counts: generated, killed, timeout, equivalent, sound, precision, open, no tests."""
+    """Per-target counts: generated, killed, timeout, equivalent, sound, open, no tests (and not run)."""
     c = r["counts"]
     out = {"generated": r["generated"], "killed": c.get("killed", 0), "timeout": c.get("timeout", 0),
-           **{k: 0 for k in KINDS}, "no tests": c.get("no tests", 0)}
+           **{k: 0 for k in KINDS}, "no tests": c.get("no tests", 0), "not run": c.get("not checked", 0)}
     for x in r["survivors"]:
         if x["status"] in ("survived", "suspicious"):
             cls = classify(x, equivalents)
@@ -383,7 +492,7 @@ def summary() -> str:
     """Markdown: per target the counts, then every survivor and timeout not killed,
     with its class and reason (the detail behind tests/soundness/MUTANTS.md)."""
     equivalents = json.loads(EQUIVALENT_FILE.read_text()) if EQUIVALENT_FILE.exists() else {}
-    cols = ["generated", "killed", "timeout", *KINDS, "no tests"]
+    cols = ["generated", "killed", "timeout", *KINDS, "no tests", "not run"]
     rows = ["| target | module | " + " | ".join(cols) + " | seconds |", "|---|---|" + "---|" * (len(cols) + 1)]
     detail = []
     for f in sorted(OUT.glob("*.json")):
@@ -393,7 +502,9 @@ def summary() -> str:
             continue
         n = counts(r, equivalents)
         secs = r["seconds"] + r.get("rerun_seconds", 0)
-        rows.append(f"| {r['target']} | `{r['module']}` | " + " | ".join(str(n[k]) for k in cols) + f" | {secs:.0f} |")
+        scope = (" (only " + ", ".join(r["only"]) + ")" if r.get("only") else "") + (" (stopped)" if r.get("partial") else "")
+        rows.append(f"| {r['target']}{scope} | `{r['module']}` | " + " | ".join(str(n[k]) for k in cols)
+                    + f" | {secs:.0f} |")
         for x in r["survivors"]:
             minus, plus = _changed_lines(x["diff"])
             k = classify(x, equivalents)
@@ -419,15 +530,31 @@ def main(argv=None) -> int:
     ap.add_argument("--survivors", action="store_true",
                     help="rerun only the stored survivors of the targets (after tests were added to kill them)")
     ap.add_argument("--open", action="store_true", help="with --survivors: only those not listed as equivalent")
+    ap.add_argument("--kinds", default="", help="with --survivors: only survivors of these classes (comma list, "
+                    "e.g. open,sound: the listed kind of each survivor before the rerun)")
+    ap.add_argument("--only", default="", help="run only the mutants of these functions of the module (comma list "
+                    "of function names): a partial run, recorded as such")
+    ap.add_argument("--collect", action="store_true",
+                    help="write the results so far of a run still going or stopped (MUTATION_WORKDIR: its workdir)")
+    ap.add_argument("--killers", action="store_true",
+                    help="with --survivors: record which adversarial test kills each newly killed mutant")
     args = ap.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
-    if not args.summary:
+    if args.collect:
+        for name in args.targets:
+            res = collect(name, tuple(args.only.split(",")) if args.only else ())
+            (OUT / f"{name}.json").write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
+            print(name, res.get("counts"), flush=True)
+    elif not args.summary:
         _scratch()
         for name in args.targets or list(TARGETS):
-            res = (rerun_survivors(name, args.max_children, args.open) if args.survivors
-                   else run_target(name, args.max_children))
+            res = (rerun_survivors(name, args.max_children, args.open, tuple(args.kinds.split(",")) if args.kinds else ())
+                   if args.survivors
+                   else run_target(name, args.max_children, tuple(args.only.split(",")) if args.only else ()))
             (OUT / f"{name}.json").write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
             print(name, res.get("counts", res.get("error", "")[:500]), res.get("seconds"), flush=True)
+            if args.survivors and args.killers:
+                killers(name, [t for t in TARGETS[name][1] if "adversarial" in t or "mutants" in t])
     (OUT / "summary.md").write_text(summary())
     print(summary())
     return 0

@@ -1,0 +1,120 @@
+"""The deciding lines of Dana et al.'s Thm. 1 (eps = 0) and its route steps,
+pinned where a mutant of the decision would pass the other tests (issue 17,
+item 2): the head-0 gap at exactly 0 (D5), the value-rank counterexample's
+branches (D4), det G at T0 = d + H d_h (D6), the verdict's dependence on the
+route's rank AND det G, and what the evidence reports.  Inputs are small
+integers and dyadics: every decision is exact.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from proofs.dana2025 import thm1_exact_route as thm1
+from proofs.dana2025.exact_route import build_route, draw_route_parameters
+from proofs.dana2025.route_steps import head0_limit, singular_G, value_rank_counterexample
+from verifier.arith.compare import Decision
+from verifier.data.sequences import make_sequence_instance
+
+
+def test_head0_gap_zero_is_a_failure_and_positive_gaps_hold():
+    """g(t) = ||x_S||^2 - max_s x_S^T x_s: g = 0 (a tie) already fails (the
+    weight splits, head 0 does not tend to x_S); g > 0 holds; one-token
+    sequences have no gap."""
+    e = np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 1.0]])
+    pos = np.zeros((2, 2))
+    tie = head0_limit(np.array([[0, 0]]), e, pos)  # x_1 = x_S: g = 0
+    assert tie["decision"] is Decision.FALSE and tie["smallest gap g (exact)"] == "0"
+    bad = head0_limit(np.array([[1, 0], [2, 1]]), e, pos)  # g = 1 - 2 = -1; then x_S=(2,0), x_1=(0,1): g = 4
+    assert bad["decision"] is Decision.FALSE
+    assert bad["sequences with g(t) <= 0 (head 0 does not tend to x(t,S))"] == 1
+    assert bad["first such"] == [[1, 0]] and bad["smallest gap g (exact)"] == "-1"
+    good = head0_limit(np.array([[0, 1], [2, 1]]), e, pos)  # x_S=(2,0): gaps 4-2=2, 4-0=4
+    assert good["decision"] is Decision.TRUE and good["smallest gap g (exact)"] == "2"
+    assert good["first such"] == []
+    single = head0_limit(np.array([[1]]), e, np.zeros((1, 2)))
+    assert single["decision"] is Decision.TRUE and single["smallest gap g (exact)"] is None
+
+
+def test_singular_G_decides_only_at_the_square_case_with_rank_deficient_E():
+    E_def = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]])  # rank 1 < d = 2
+    E_full = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
+    assert singular_G(E_def, d=2, T0=3, rows=3)["decision"] is Decision.FALSE
+    assert singular_G(E_def, d=2, T0=3, rows=3)["rank E (exact)"] == 1
+    assert singular_G(E_def, d=2, T0=3, rows=4)["decision"] is Decision.TRUE  # free parameters
+    assert singular_G(E_full, d=2, T0=3, rows=3)["decision"] is Decision.TRUE  # rank E = d
+    assert singular_G(E_def, d=1, T0=3, rows=3)["decision"] is Decision.TRUE  # rank E = 1 = d
+
+
+def test_value_rank_counterexample_branches():
+    inst = make_sequence_instance(N=4, S=2, d=2, d_h=1, H=2, seed=0)
+    rp = draw_route_parameters(N=inst.N, S=inst.S, d=inst.d, d_h=inst.d_h, H=inst.H, seed=0)
+    res = value_rank_counterexample(inst.sequences, rp, d_h=1, seed=0)
+    if inst.T0 > inst.d:
+        assert res["decision"] in (Decision.FALSE, Decision.UNDECIDED)
+        if res["decision"] is Decision.FALSE:
+            assert res["rank A' (certified)"] == inst.T0
+            assert all(v == "true" for v in res["W_V^h full rank d_h (certified)"])
+    # d_h = d: W_V invertible, no counterexample of this form
+    assert value_rank_counterexample(inst.sequences, rp, d_h=inst.d, seed=0)["decision"] is Decision.TRUE
+    # T0 <= d: none either
+    few = inst.sequences[: inst.d]
+    assert value_rank_counterexample(few, rp, d_h=1, seed=0)["decision"] is Decision.TRUE
+
+
+def test_verdict_needs_rank_and_det_G():
+    """TRUE only when the route's rank M = T0 is certified AND det G is
+    certainly nonzero: each failing alone gives inconclusive, never verified."""
+    inst = make_sequence_instance(N=5, S=2, d=3, H=2, seed=0)
+    ev = thm1.check_dana_thm1_eps0(inst)
+    assert ev.verdict == "verified" and ev.certified
+    assert ev.measured["certified rank M"] == inst.T0 and ev.measured["T0"] == inst.T0
+    assert ev.measured["max |T - W E| (ball parameters)"] < 1e-6
+    assert ev.measured["max |T - W E| (saved float64 weights)"] < 1.0
+
+    real = thm1.build_route
+
+    def no_det(*a, **k):
+        r = real(*a, **k)
+        return replace(r, det_decision=Decision.UNDECIDED)
+
+    def no_rank(*a, **k):
+        r = real(*a, **k)
+        return replace(r, rank=replace(r.rank, decision=Decision.UNDECIDED))
+
+    for fake in (no_det, no_rank):
+        thm1.build_route = fake
+        try:
+            ev = thm1.check_dana_thm1_eps0(inst)
+        finally:
+            thm1.build_route = real
+        assert ev.verdict == "inconclusive" and not ev.certified, fake.__name__
+
+
+@pytest.mark.parametrize("step,expected", [("det_G", "verified"), ("skip_head", None), ("wv_rank", None)])
+def test_step_claims_are_decided_by_their_step(step, expected):
+    inst = make_sequence_instance(N=5, S=2, d=3, H=2, seed=0)
+    ev = thm1.check_dana_thm1_eps0(inst, step=step)
+    route = build_route(inst, *thm1.random_targets(inst, 0))
+    if step == "det_G":
+        want = singular_G(thm1.random_targets(inst, 0)[1], d=inst.d, T0=inst.T0, rows=inst.d + inst.H * inst.d_h)
+    elif step == "skip_head":
+        want = head0_limit(inst.sequences, route.params.e, route.params.pos)
+    else:
+        want = value_rank_counterexample(inst.sequences, route.params, d_h=inst.d_h, seed=0)
+    verdict = {Decision.TRUE: "verified", Decision.FALSE: "refuted", Decision.UNDECIDED: "inconclusive"}
+    assert ev.verdict == verdict[want["decision"]]
+    assert ev.certified is (want["decision"] is not Decision.UNDECIDED)
+    if expected:
+        assert ev.verdict == expected
+
+
+def test_size_hypotheses_at_the_boundary():
+    inst = make_sequence_instance(N=5, S=2, d=3, H=2, seed=0)
+    cap = inst.H * inst.d_h + inst.d
+    h = thm1.size_hypotheses(inst, T=cap)
+    assert [x.status for x in h] == ["certified", "certified"]
+    h = thm1.size_hypotheses(inst, T=cap + 1)
+    assert h[0].status == "refuted"
