@@ -48,7 +48,8 @@ SOUND = [T + "soundness/test_planted_false.py", T + "soundness/test_always_true.
          T + "soundness/test_issue9_reproductions.py"]
 DECIDE = T + "soundness/test_decisions.py"
 # the summation-order tests (every product in 6 legal orders) and the adversarial inputs of the float path
-FLOAT_ORDERS = [T + "verifier/arith/test_float_accurate.py", T + "verifier/arith/test_float_bounds_adversarial.py"]
+FLOAT_ORDERS = [T + "verifier/arith/test_float_accurate.py", T + "verifier/arith/test_float_bounds_adversarial.py",
+                T + "verifier/arith/test_float_bounds_orders.py", T + "verifier/arith/test_float_certificates_orders.py"]
 # target -> (module, tests that exercise it)
 TARGETS: dict[str, tuple[str, list[str]]] = {
     "compare": ("verifier/arith/compare.py", [T + "verifier/arith/test_compare.py", T + "verifier/arith/test_compare_pinned.py",
@@ -96,7 +97,8 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
                                                              T + "verifier/arith/test_float_exp_adversarial.py",
                                                              T + "verifier/arith/test_backend_adversarial.py",
                                                              T + "verifier/model/test_mha_float.py"]),
-    "robustness_screen": ("verifier/arith/robustness_screen.py", FLOAT_ORDERS + [T + "verifier/arith/test_robustness_screen.py"]),
+    "robustness_screen": ("verifier/arith/robustness_screen.py", FLOAT_ORDERS + [T + "verifier/arith/test_robustness_screen.py",
+                                                                                 T + "verifier/arith/test_rank_float_orders.py"]),
     # the deciding lines of the proofs (plain functions of these modules)
     "lemma4": ("proofs/mahdavi2024/lemma4_softmax_saturation.py",
                [T + "proofs/mahdavi2024/test_lemma4_softmax_saturation.py"] + SOUND[:1]),
