@@ -173,19 +173,12 @@ def feature_columns_float_ball(contexts, queries, W_K, W_Q, *, rows=None, cols=N
     mid = b.asarray(np.zeros((len(rows), len(cols))))
     rad = b.asarray(np.zeros((len(rows), len(cols))))
     heads = [int(h) for h in np.unique(cols // d)]
-    if shared:
-        groups = [[h] for h in heads]
-    else:
-        size = max(1, HEAD_GROUP_BYTES // max(1, len(rows) * d * 8))
-        groups = [heads[i:i + size] for i in range(0, len(heads), size)]
+    width = (max(len(rows), n) * W_Q.shape[2]) if shared else len(rows) * d  # per head, in the group's arrays
+    size = max(1, (HEAD_GROUP_BYTES // 8 if shared else HEAD_GROUP_BYTES) // max(1, width * 8))
+    groups = [heads[i:i + size] for i in range(0, len(heads), size)]
     for group in groups:
         if shared:
-            h = group[0]
-            a_mid, a_rad = logits_float_ball(b, contexts, queries, W_K, W_Q, h, rows)
-            s_mid, s_rad = softmax_float_ball(b, a_mid, a_rad)
-            del a_mid, a_rad
-            coords = cols[cols // d == h] % d
-            blocks = {h: ball_matmul(b, s_mid, s_rad, _as(b, contexts[0][:, coords]), None)}
+            blocks = _shared_context_heads(b, contexts[0], queries, W_K, W_Q, group, rows, cols)
         else:
             blocks = _per_example_heads(b, E, E_abs, E_max, queries, W_K, W_Q, group, rows, cols)
         for h, (z_mid, z_rad) in blocks.items():
@@ -197,6 +190,28 @@ def feature_columns_float_ball(contexts, queries, W_K, W_Q, *, rows=None, cols=N
         idx = order if not b.is_torch else __import__("torch").as_tensor(order, device=b.device)
         mid, rad = mid[idx], rad[idx]
     return FloatBall(mid, rad)
+
+
+def _shared_context_heads(b, E0, queries, W_K, W_Q, group, rows, cols) -> dict:
+    """{head: (mid, rad) of Z[rows, that head's requested columns]} for a shared
+    context E0 (n, d): ``e W_Q`` and ``E0 W_K`` of every head of ``group`` in
+    one accurate product each (the slices of e and E0 extracted once; exact
+    slice products: the same values as head by head, as in
+    :func:`logits_float_ball`), then per head the logits, softmax and ``S E0``."""
+    d = E0.shape[-1]
+    d_h = W_Q.shape[2]
+    e = _as(b, np.asarray(queries)[rows])
+    p_mid, p_rad = accurate_matmul(b, e, _as(b, np.concatenate([W_Q[h] for h in group], axis=1)))
+    k_mid, k_rad = accurate_matmul(b, _as(b, E0), _as(b, np.concatenate([W_K[h] for h in group], axis=1)))
+    out = {}
+    for i, h in enumerate(group):
+        sl = slice(i * d_h, (i + 1) * d_h)
+        a_mid, a_rad = ball_matmul(b, p_mid[:, sl], p_rad[:, sl], k_mid[:, sl].T, k_rad[:, sl].T)
+        s_mid, s_rad = softmax_float_ball(b, a_mid, a_rad)
+        del a_mid, a_rad
+        coords = cols[cols // d == h] % d
+        out[h] = ball_matmul(b, s_mid, s_rad, _as(b, E0[:, coords]), None)
+    return out
 
 
 def _abs_in_range(b, E):

@@ -54,15 +54,16 @@ def test_float_feature_ball_on_saturated_construction(context, backend):
     assert rad.max() < 1e-9
 
 
+@pytest.mark.parametrize("context", ["shared", "random"])
 @pytest.mark.parametrize("group_bytes", [1, 2**28])
-def test_float_feature_ball_per_example_heads_one_at_a_time_or_together(group_bytes, monkeypatch):
-    """Per-example contexts: heads evaluated in groups of one or all together
-    (mha_float.HEAD_GROUP_BYTES) both enclose the exact features, rows asked
-    in any order, on Prop. 1's saturated weights."""
+def test_float_feature_ball_heads_one_at_a_time_or_together(group_bytes, context, monkeypatch):
+    """Heads evaluated in groups of one or all together (mha_float.HEAD_GROUP_BYTES)
+    both enclose the exact features, rows asked in any order, on Prop. 1's
+    saturated weights."""
     import verifier.model.mha_float as mf
 
     monkeypatch.setattr(mf, "HEAD_GROUP_BYTES", group_bytes)
-    inst = make_instance(H=3, n=3, d=5, context="random", seed=4)
+    inst = make_instance(H=3, n=3, d=5, context=context, seed=4)
     con = build_key_query_weights(inst, seed=0)
     rows = list(con.basis)[::-1]
     cols = [0, 6, 7, 11, 14, 2]
