@@ -23,14 +23,20 @@ JSON line; the parent writes ``<out>.json`` and ``<out>.md``.  Per setting:
   scaled by cols (LAPACK's cost is ~ m^2 * cols for m <= cols): the JSON says so;
 * floor: what the verification itself cannot avoid, on the float minor
   already computed: one inverse and one product of the T x T minor (float64);
-* ratios build/SVD and certificate/SVD, measured in the same process.
+* ratios build/SVD and certificate/SVD, measured in the same process;
+* 7b only (``END_TO_END``): ``end_to_end_7b`` = build + float64 numpy
+  certificate + the structural cap + the theorem's hypotheses (n < d,
+  Assumptions 1-2 as ``theorem_hypotheses`` runs them), in the same process;
+  its torch-cpu certificate is not run (``NO_TORCH_CPU``: on the CPU it only
+  repeats the numpy path, slower).
 
 The machine is shared (other helpers' CPU-heavy jobs): only ratios measured
 in the same run are meaningful; the load average is recorded per setting.
 Targets (issue 11): certificate within 2x of one SVD at every setting; d_h =
 n = 197 (T=2353) certificate < 15 s; random ViT-base contexts < 10 s; build
 within 2x of SVD at ViT-base shared; the 7B-class layer constructed and
-certified within 24 GiB.
+certified within 24 GiB.  Issue 20: random ViT-base certificate within 1.5x
+of one SVD; the 7B-class layer end to end under 3 minutes on 2 cores within 12 GiB.
 """
 from __future__ import annotations
 

@@ -33,10 +33,8 @@ examples, so ``e W_Q`` is tiny where ``|e||W_Q|`` is 1e5).  Here:
    EXACT.  (Until issue 22 rho had one bit less, from the unit ``2^(E_i + rho
    - 52)`` that holds for nonnegative entries only: partial sums reached
    ``2^54`` units and rounded.)
-2. The six exact products ``A_s B_t`` with ``s + t <= 4`` are summed with Sum2 (cascaded TwoSum);
-   the three others (``A_2 B_3``, ``A_3 B_2``, ``A_3 B_3``, below ``2^(3(rho - 53))`` of ``|A||B|``: the
-   remainders' order) are not formed but bounded in the radius, by row maxima and column sums (step 3):
-   ``|res - sum p| <= u |res| + gamma_5^2 sum |p|`` (ORO, Prop. 4.5).
+2. The nine exact products are summed with Sum2 (cascaded TwoSum):
+   ``|res - sum p| <= u |res| + gamma_8^2 sum |p|`` (ORO, Prop. 4.5).
 3. The remainders (``|A_rem| <= u sigma_3 = 2^(E_i - 3(53 - rho))``, tiny) enter the
    radius through ``|A_rem||B| + |A - A_rem||B_rem|`` bounded by row maxima
    and column sums.
@@ -149,9 +147,7 @@ def accurate_matmul(b, A, B):
     Bs, B_rem = _split(b, B.T, 1, rho)
     Bs = [x.T for x in Bs]
     B_rem = B_rem.T
-    # each exact; the three of order >= 5 in the slices (A_2 B_3, A_3 B_2, A_3 B_3: below 2^(3(rho - 53)) of
-    # |A||B|, the remainders' order) are not formed but bounded, in the radius (step 3)
-    prods = [b.matmul(As[s], Bs[t]) for s in range(SLICES) for t in range(SLICES) if s + t < SLICES]
+    prods = [b.matmul(a, bt) for a in As for bt in Bs]  # each exact
     s, err = prods[0], b.zeros_like(prods[0])
     absum = b.abs(prods[0])
     for p in prods[1:]:
@@ -169,10 +165,5 @@ def accurate_matmul(b, A, B):
     # is, so |p - q| <= |p|; hence |A_rem| <= |A| and |A - A_rem| <= 2|A|)
     t1 = _outer_up(b, _amax(b, A_rem, 1), rowsum_up(b, b.abs(B).T)[None, :])
     t2 = _outer_up(b, up_scale(b, rowsum_up(b, b.abs(A)), Fraction(2))[:, None], _amax(b, B_rem, 0))
-    # the products left out: |A_2 B_3 + A_3 (B_2 + B_3)| <= max_l|A_2(i,l)| sum_l|B_3(l,j)|
-    #                                                      + max_l|A_3(i,l)| sum_l(|B_2(l,j)| + |B_3(l,j)|)
-    cB3 = rowsum_up(b, b.abs(Bs[2]).T)
-    cB23 = add_up(b, rowsum_up(b, b.abs(Bs[1]).T), cB3)
-    t3 = add_up(b, _outer_up(b, _amax(b, As[1], 1), cB3[None, :]), _outer_up(b, _amax(b, As[2], 1), cB23[None, :]))
-    rad = add_up(b, rad, add_up(b, add_up(b, t1, t2), t3))
+    rad = add_up(b, rad, add_up(b, t1, t2))
     return mid, up_scale(b, rad, Fraction(1), SLACK)
