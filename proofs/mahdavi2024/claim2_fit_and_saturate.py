@@ -123,10 +123,12 @@ class Claim2Construction:
 
 def build_claim2_attention(contexts, queries, J, targets, saturated, eps: float,
                            rng: np.random.Generator, *, vw=None, max_tries: int = 5,
-                           W_star: np.ndarray | None = None) -> Claim2Construction:
+                           W_star: np.ndarray | None = None, profile=None) -> Claim2Construction:
     """W = W* + c v w^T (factored: W* = B P, Claim 1's factors); ``vw`` reuses a
     Lemma 3 pair chosen beforehand, ``W_star`` a Claim 1 matrix built
-    elsewhere (e.g. the exact one, rounded; then B = W_star, P = I)."""
+    elsewhere (e.g. the exact one, rounded; then B = W_star, P = I);
+    ``profile``: :func:`saturation_profile` of that pair on ``saturated``,
+    already computed by the caller (used with ``vw`` on the first try)."""
     queries = np.asarray(queries, dtype=np.float64)
     J, saturated = list(J), list(saturated)
     n, d = contexts.shape[1], contexts.shape[2]
@@ -140,7 +142,8 @@ def build_claim2_attention(contexts, queries, J, targets, saturated, eps: float,
         v, w = vw if (vw is not None and attempt == 0) else build_saturation_vectors(queries, J, rng)
         if not saturated:
             return Claim2Construction(B, P, v, w, 0.0, eps, (), np.zeros(0, int), np.zeros(0), np.zeros(0))
-        istar, gap, a = saturation_profile(contexts, queries, v, w, saturated)
+        first = vw is not None and attempt == 0 and profile is not None
+        istar, gap, a = profile if first else saturation_profile(contexts, queries, v, w, saturated)
         if np.all(gap > GAP_RTOL * np.abs(a).max(axis=1)):  # a few ulps: the float argmax is meaningful
             break
     else:

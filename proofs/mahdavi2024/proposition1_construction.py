@@ -145,12 +145,44 @@ def _limit_rows(contexts, rows, istar) -> np.ndarray:
     return contexts[0][istar] if model.is_shared(contexts) else contexts[rows, istar, :]
 
 
+#: Free rows picked one at a time (pivoted Gram-Schmidt) before a full pivoted QR takes over.
+GREEDY_FREE_ROWS = 8
+
+
+def _greedy_free(res: np.ndarray, tol: float, limit: int) -> list | None:
+    """Column-pivoted QR of ``res^T`` run step by step (the row of largest
+    residual norm, then project it out), stopped at the first residual norm
+    <= tol or at ``limit`` rows: O(picks x |res|) instead of a full QR when
+    few rows are free (later heads).  None after GREEDY_FREE_ROWS picks
+    (many free rows: the caller's full pivoted QR is faster)."""
+    Rr = np.array(res, dtype=np.float64, copy=True)
+    norms = np.einsum("ij,ij->i", Rr, Rr)
+    picks: list = []
+    while len(picks) < limit:
+        j = int(np.argmax(norms))
+        if not norms[j] > 0 or not np.sqrt(norms[j]) > tol:
+            break
+        if len(picks) == GREEDY_FREE_ROWS:
+            return None
+        picks.append(j)
+        q = Rr[j] / np.linalg.norm(Rr[j])
+        for _ in range(2):  # twice is enough (Giraud et al.): the picked direction leaves every row
+            Rr -= np.outer(Rr @ q, q)
+        norms = np.einsum("ij,ij->i", Rr, Rr)
+        norms[picks] = -1.0
+    return picks
+
+
 def _split_free(res: np.ndarray, scale: float, limit: int) -> list:
     """Indices of rows of ``res`` chosen independent by pivoted QR (at most ``limit``)."""
     if limit <= 0 or res.shape[0] == 0:
         return []
-    if np.linalg.norm(res, axis=1).max() <= FREE_ROW_RTOL * max(scale, 1e-300):
+    tol = FREE_ROW_RTOL * max(scale, 1e-300)
+    if np.linalg.norm(res, axis=1).max() <= tol:
         return []  # every row dependent (e.g. shared contexts): no QR needed
+    picks = _greedy_free(res, tol, limit)
+    if picks is not None:
+        return picks
     _, Rm, piv = scipy.linalg.qr(res.T, mode="economic", pivoting=True)
     diag = np.abs(np.diag(Rm))
     k = int(np.sum(diag > FREE_ROW_RTOL * max(scale, 1e-300)))
@@ -170,6 +202,19 @@ def _lstsq_coeffs(Y: np.ndarray, basis: np.ndarray, mm=np.matmul) -> np.ndarray:
         return np.zeros((Y.shape[0], basis.shape[0]))
     Q, R = np.linalg.qr(basis.T)  # basis rows are independent by construction
     return scipy.linalg.solve_triangular(R, mm(Q.T, Y.T)).T
+
+
+def _row_operation_coeffs(Zh, A, left, basis, Y_c, mm=np.matmul) -> np.ndarray:
+    """:func:`_lstsq_coeffs` of the row-reduced rows ``y = Zh[left] - A[left] Zh[basis]``
+    on ``Y_c``, without forming y: with ``Y_c^T = Q R``, the coefficients are
+    ``(Zh[left] Q - A[left] (Zh[basis] Q)) R^-T`` (the same least squares,
+    |left| x |basis| x |lower| work instead of |left| x |basis| x d)."""
+    if Y_c.shape[0] == 0:
+        return np.zeros((len(left), 0))
+    Q, R = np.linalg.qr(Y_c.T)  # Y_c's rows are independent by construction
+    ZQ = mm(np.ascontiguousarray(Zh), Q)  # (T, |lower|)
+    yQ = ZQ[left] - (mm(A[left], ZQ[basis]) if basis else 0.0)
+    return scipy.linalg.solve_triangular(R, yQ.T).T
 
 
 def _sigma_min(X: np.ndarray) -> float:
@@ -257,8 +302,8 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
             offset = np.zeros((k, d))
         else:
             vw = build_saturation_vectors(e, J, rng)
-            istar_I, _, _ = saturation_profile(E, e, *vw, basis)
-            istar_rest, _, _ = saturation_profile(E, e, *vw, rest) if rest else (np.zeros(0, int), None, None)
+            prof = saturation_profile(E, e, *vw, basis + rest)  # once for I and the rest (Claim 2 reuses it)
+            istar_I, istar_rest = prof[0][:len(basis)], prof[0][len(basis):]
             Zinf_I = _limit_rows(E, basis, istar_I)
             offset = A_J @ Zinf_I
         targets, X_inf = _best_targets(rng, E, J, offset, n, target_draws)
@@ -284,7 +329,9 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
             delta = np.concatenate([np.zeros(k), np.ones(len(F))])
             kappa = float(np.sqrt(np.sum((delta + np.abs(A_lower).sum(axis=1)) ** 2)))
             eps = min(0.5, margin * sigma / max(x_max * kappa, 1e-300))
-            claim2 = build_claim2_attention(E, e, J, targets, basis + F, eps, rng, vw=vw)
+            sat = np.concatenate([np.arange(len(basis)), len(basis) + np.asarray(free_idx, dtype=int)])
+            claim2 = build_claim2_attention(E, e, J, targets, basis + F, eps, rng, vw=vw,
+                                            profile=tuple(x[sat] for x in prof))
             L = np.hstack([claim2.B, (claim2.c * claim2.v)[:, None]])  # W = W* + c v w^T
             R = np.hstack([claim2.P.T, claim2.w[:, None]])
             bound = x_max * eps * kappa
@@ -302,8 +349,7 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
         left = [t for t in rest if t not in free]
         A_full = np.zeros((T, len(basis) + len(lower)))
         if left:
-            y_left = Zh[left] - (mm(A[left], Zh[basis]) if basis else 0.0)
-            coef = _lstsq_coeffs(y_left, Y_c, mm)
+            coef = _row_operation_coeffs(Zh, A, left, basis, Y_c, mm)
             A_full[left] = np.hstack([A[left] - coef @ A_lower, coef])
         A = A_full
         heads.append(HeadStep(h + 1, tuple(basis), tuple(J), tuple(F), A_lower.copy(), targets,

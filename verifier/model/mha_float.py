@@ -33,6 +33,7 @@ import numpy as np
 from verifier.arith.backend import get_backend
 from verifier.arith.float_accurate import accurate_matmul
 from verifier.arith.float_bounds import (
+    MAG,
     SLACK,
     UL,
     FloatRangeError,
@@ -134,12 +135,19 @@ def _per_example_products(b, E, E_abs, u_mid, u_rad):
     check_range(b, u_mid, u_rad)
     d = E.shape[-1]
     g = gamma(d)
-    a_mid = b.matmul(E, u_mid[:, :, None])[:, :, 0]
+    vec = u_mid.ndim == 2  # one u per example (T', d), or G of them (T', d, G)
+    a_mid = b.matmul(E, u_mid[:, :, None] if vec else u_mid)
     w = up_scale(b, b.abs(u_mid), g)
     if u_rad is not None:
         w = add_up(b, w, u_rad)
-    R = up_scale(b, b.matmul(E_abs, w[:, :, None])[:, :, 0], 1 / (1 - g), (3 * d * UL) / (1 - g) + SLACK)
+    R = up_scale(b, b.matmul(E_abs, w[:, :, None] if vec else w), 1 / (1 - g), (3 * d * UL) / (1 - g) + SLACK)
+    if vec:
+        a_mid, R = a_mid[:, :, 0], R[:, :, 0]
     return a_mid, up_scale(b, R, Fraction(1), 3 * d * UL + SLACK)
+
+
+#: Per-example contexts: heads evaluated together while their (T', heads, d) blocks stay below this many bytes.
+HEAD_GROUP_BYTES = 2**28
 
 
 def feature_columns_float_ball(contexts, queries, W_K, W_Q, *, rows=None, cols=None, backend=None) -> FloatBall:
@@ -147,7 +155,9 @@ def feature_columns_float_ball(contexts, queries, W_K, W_Q, *, rows=None, cols=N
     coordinate ``j % d`` of head ``j // d``), in the order given.  Only the
     heads that own a requested column are evaluated.  Per-example contexts are
     read once for all heads (no copy when every example is asked for, in any
-    order: the rows are put in the requested order at the end)."""
+    order: the rows are put in the requested order at the end), and the heads
+    are evaluated together (:func:`_per_example_heads`): one pass over the
+    T x n x d contexts per group of heads, not one per head."""
     b = get_backend(backend)
     T, n, d = contexts.shape
     H = W_K.shape[0]
@@ -158,40 +168,113 @@ def feature_columns_float_ball(contexts, queries, W_K, W_Q, *, rows=None, cols=N
     if not shared:
         rows, order = np.unique(rows, return_inverse=True)  # requested rows = rows[order]
         E = _as(b, contexts if len(rows) == T else contexts[rows])
-        check_range(b, E)
-        E_abs = b.abs(E)
+        E_abs = _abs_in_range(b, E)
         E_max = E_abs.amax(dim=1) if b.is_torch else np.max(E_abs, axis=1)  # (T', d): max over tokens, exact
     mid = b.asarray(np.zeros((len(rows), len(cols))))
     rad = b.asarray(np.zeros((len(rows), len(cols))))
-    for h in np.unique(cols // d):
-        where = np.flatnonzero(cols // d == h)
-        coords = cols[where] % d
-        a_mid, a_rad = logits_float_ball(b, contexts, queries, W_K, W_Q, int(h), rows,
-                                         context_abs=None if shared else (E, E_abs))
-        s_mid, s_rad = softmax_float_ball(b, a_mid, a_rad)
-        del a_mid, a_rad
+    heads = [int(h) for h in np.unique(cols // d)]
+    width = (max(len(rows), n) * W_Q.shape[2]) if shared else len(rows) * d  # per head, in the group's arrays
+    size = max(1, (HEAD_GROUP_BYTES // 8 if shared else HEAD_GROUP_BYTES) // max(1, width * 8))
+    groups = [heads[i:i + size] for i in range(0, len(heads), size)]
+    for group in groups:
         if shared:
-            z_mid, z_rad = ball_matmul(b, s_mid, s_rad, _as(b, contexts[0][:, coords]), None)
+            blocks = _shared_context_heads(b, contexts[0], queries, W_K, W_Q, group, rows, cols)
         else:
-            z_mid, z_rad = _head_block_per_example(b, E, E_max, s_mid, s_rad, coords)
-        idx = where if not b.is_torch else __import__("torch").as_tensor(where, device=b.device)
-        mid[:, idx] = z_mid
-        rad[:, idx] = z_rad
+            blocks = _per_example_heads(b, E, E_abs, E_max, queries, W_K, W_Q, group, rows, cols)
+        for h, (z_mid, z_rad) in blocks.items():
+            where = np.flatnonzero(cols // d == h)
+            idx = where if not b.is_torch else __import__("torch").as_tensor(where, device=b.device)
+            mid[:, idx] = z_mid
+            rad[:, idx] = z_rad
     if order is not None and not np.array_equal(order, np.arange(len(rows))):
         idx = order if not b.is_torch else __import__("torch").as_tensor(order, device=b.device)
         mid, rad = mid[idx], rad[idx]
     return FloatBall(mid, rad)
 
 
-def _head_block_per_example(b, E, E_max, s_mid, s_rad, coords):
-    """z^(t) = s^(t)^T E^(t) on ``coords`` for per-example contexts E
-    (range-checked by the caller), without an |E| product: with w = gamma_n
-    |s_mid| + s_rad (n-vectors per example), sum_i w_i |E_ic| <= (sum_i w_i)
-    max_i |E_ic| (``E_max``: the max over tokens)."""
+def _shared_context_heads(b, E0, queries, W_K, W_Q, group, rows, cols) -> dict:
+    """{head: (mid, rad) of Z[rows, that head's requested columns]} for a shared
+    context E0 (n, d): ``e W_Q`` and ``E0 W_K`` of every head of ``group`` in
+    one accurate product each (the slices of e and E0 extracted once; exact
+    slice products: the same values as head by head, as in
+    :func:`logits_float_ball`), then per head the logits, softmax and ``S E0``."""
+    d = E0.shape[-1]
+    d_h = W_Q.shape[2]
+    e = _as(b, np.asarray(queries)[rows])
+    p_mid, p_rad = accurate_matmul(b, e, _as(b, np.concatenate([W_Q[h] for h in group], axis=1)))
+    k_mid, k_rad = accurate_matmul(b, _as(b, E0), _as(b, np.concatenate([W_K[h] for h in group], axis=1)))
+    out = {}
+    for i, h in enumerate(group):
+        sl = slice(i * d_h, (i + 1) * d_h)
+        a_mid, a_rad = ball_matmul(b, p_mid[:, sl], p_rad[:, sl], k_mid[:, sl].T, k_rad[:, sl].T)
+        s_mid, s_rad = softmax_float_ball(b, a_mid, a_rad)
+        del a_mid, a_rad
+        coords = cols[cols // d == h] % d
+        out[h] = ball_matmul(b, s_mid, s_rad, _as(b, E0[:, coords]), None)
+    return out
+
+
+def _abs_in_range(b, E):
+    """|E|, after checking (from |E| itself: one pass) that every entry is
+    finite and at most 2^400 (:func:`check_range`'s contract)."""
+    E_abs = b.abs(E)
+    empty = (E_abs.numel() if b.is_torch else E_abs.size) == 0
+    if not empty and not b.max(E_abs) <= MAG:  # NaN and inf fail the comparison
+        raise FloatRangeError("an operand has NaN or infinite entries, or exceeds 2^400 in magnitude")
+    return E_abs
+
+
+def _stack_last(b, arrays):
+    if b.is_torch:
+        import torch
+
+        return torch.stack(arrays, dim=-1)
+    return np.stack(arrays, axis=-1)
+
+
+def _per_example_heads(b, E, E_abs, E_max, queries, W_K, W_Q, group, rows, cols) -> dict:
+    """{head: (mid, rad) of Z[rows, that head's requested columns]} for
+    per-example contexts E (T', n, d), every head of ``group`` at once:
+    ``e W_Q`` for all of them in one accurate product (exact slice products:
+    the same values as head by head), then ``E^(t) u_h^(t)`` and ``s_h^(t)^T
+    E^(t)`` as products of E with (d, |group|) and (|group|, n) blocks per
+    example (a priori bounds per entry, as in :func:`_per_example_products`)."""
+    d = E.shape[-1]
+    d_h = W_Q.shape[2]
+    e = _as(b, np.asarray(queries)[rows])
+    WQ = _as(b, np.concatenate([W_Q[h] for h in group], axis=1))
+    p_mid, p_rad = accurate_matmul(b, e, WQ)  # (T', |group| d_h)
+    us = [ball_matmul(b, p_mid[:, i * d_h:(i + 1) * d_h], p_rad[:, i * d_h:(i + 1) * d_h], _as(b, W_K[h]).T, None)
+          for i, h in enumerate(group)]
+    del p_mid, p_rad
+    U, U_rad = _stack_last(b, [u for u, _ in us]), _stack_last(b, [r for _, r in us])  # (T', d, G)
+    del us
+    a_mid, a_rad = _per_example_products(b, E, E_abs, U, U_rad)  # (T', n, G)
+    del U, U_rad
+    if b.is_torch:
+        a_mid, a_rad = a_mid.transpose(1, 2).contiguous(), a_rad.transpose(1, 2).contiguous()
+    else:
+        a_mid, a_rad = np.ascontiguousarray(a_mid.transpose(0, 2, 1)), np.ascontiguousarray(a_rad.transpose(0, 2, 1))
+    s_mid, s_rad = softmax_float_ball(b, a_mid, a_rad)  # (T', G, n), along the tokens
+    del a_mid, a_rad
+    z_mid, z_rad = _head_block_per_example(b, E, E_max, s_mid, s_rad)  # (T', G, d)
+    out = {}
+    for i, h in enumerate(group):
+        coords = cols[cols // d == h] % d
+        idx = coords if not b.is_torch else __import__("torch").as_tensor(coords, device=b.device)
+        out[h] = (z_mid[:, i][:, idx], z_rad[:, i][:, idx])
+    return out
+
+
+def _head_block_per_example(b, E, E_max, s_mid, s_rad):
+    """z_h^(t) = s_h^(t)^T E^(t) for per-example contexts E (T', n, d; range-checked
+    by the caller) and scores (T', G, n) of G heads: (T', G, d), without an |E|
+    product: with w = gamma_n |s_mid| + s_rad (n-vectors per example and head),
+    sum_i w_i |E_ic| <= (sum_i w_i) max_i |E_ic| (``E_max``: the max over tokens)."""
     check_range(b, s_mid, s_rad)
     n = E.shape[1]
-    z = b.matmul(s_mid[:, None, :], E)[:, 0, :]  # (T', d)
+    z = b.matmul(s_mid, E)  # (T', G, d)
     w = add_up(b, up_scale(b, b.abs(s_mid), gamma(n)), s_rad)
-    wsum = rowsum_up(b, w)[:, None]
-    rad = up_scale(b, wsum * E_max, 1 / (1 - U), 3 * n * UL + SLACK)  # + the product's rounding, underflow
-    return z[:, coords], rad[:, coords]
+    wsum = rowsum_up(b, w)[:, :, None]  # (T', G, 1)
+    rad = up_scale(b, wsum * E_max[:, None, :], 1 / (1 - U), 3 * n * UL + SLACK)  # + the product's rounding, underflow
+    return z, rad

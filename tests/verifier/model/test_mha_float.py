@@ -54,6 +54,23 @@ def test_float_feature_ball_on_saturated_construction(context, backend):
     assert rad.max() < 1e-9
 
 
+@pytest.mark.parametrize("context", ["shared", "random"])
+@pytest.mark.parametrize("group_bytes", [1, 2**28])
+def test_float_feature_ball_heads_one_at_a_time_or_together(group_bytes, context, monkeypatch):
+    """Heads evaluated in groups of one or all together (mha_float.HEAD_GROUP_BYTES)
+    both enclose the exact features, rows asked in any order, on Prop. 1's
+    saturated weights."""
+    import verifier.model.mha_float as mf
+
+    monkeypatch.setattr(mf, "HEAD_GROUP_BYTES", group_bytes)
+    inst = make_instance(H=3, n=3, d=5, context=context, seed=4)
+    con = build_key_query_weights(inst, seed=0)
+    rows = list(con.basis)[::-1]
+    cols = [0, 6, 7, 11, 14, 2]
+    rad = _check_features(inst, con.W_K, con.W_Q, "numpy", rows=rows, cols=cols)
+    assert rad.max() < 1e-9
+
+
 def test_float_softmax_contains_arb_softmax_and_stays_tight_when_saturated():
     b = get_backend("numpy")
     a = np.array([[1e7, 1e7 - 30.0, -1e7, 0.0], [0.5, 0.25, -1.0, 2.0]])
