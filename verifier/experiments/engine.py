@@ -123,6 +123,28 @@ class PanelResult:
     run_steps: int = 0  # training steps summed over runs (a stopped run takes none)
 
 
+_DEVICE: list = [None]  # the process-wide training device set by set_device (None: CUDA when present)
+
+
+def set_device(name: str | None) -> None:
+    """The device every job trains on when none is given: "cuda", "cpu", or None/"auto" (CUDA
+    when torch sees one, else the CPU).  "cuda" without a visible GPU is refused."""
+    if name in (None, "auto"):
+        _DEVICE[0] = None
+        return
+    dev = torch.device(name)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise InvalidInstance("--device cuda: torch sees no CUDA device here (use --device cpu or auto)")
+    _DEVICE[0] = dev
+
+
+def training_device(device=None) -> torch.device:
+    """An explicit ``device``, else the one :func:`set_device` chose, else CUDA when present."""
+    if device is not None:
+        return torch.device(device)
+    return _DEVICE[0] if _DEVICE[0] is not None else default_device()
+
+
 def _sampling_seed(r: Run) -> int:
     """The minibatch order of a run: from its seed and sizes only, never from its panel."""
     return int(np.random.SeedSequence([r.seed, r.T, r.H, r.d_h, 0x5EED]).generate_state(1)[0])
@@ -203,7 +225,7 @@ class Job:
         for r in runs:
             if not 0 <= r.dataset < len(datasets) or not 1 <= r.T <= datasets[r.dataset].T:
                 raise InvalidInstance(f"run {r}: dataset index or T out of range")
-        self.device = device = torch.device(device) if device is not None else default_device()
+        self.device = device = training_device(device)
         self.runs, self.recipe, self.task, self.M = runs, recipe, recipe.task, len(runs)
         Xq, C, self.Y = _stack(datasets, recipe.task, device)
         self.Xq, self.C = Xq, C[..., :max(datasets[r.dataset].n for r in runs), :]  # tokens no run uses
@@ -257,7 +279,7 @@ class Job:
             lr = self.recipe.lr * lr_factor(s, self.total, self.recipe.warmup) * active
         else:  # warm-up over the first `warmup` of a window, then the plateau rule's decays
             w = max(1.0, math.floor(pl.warmup * pl.window))
-            lr = self.recipe.lr * min(1.0, 0.01 + 0.99 * float(s) / w) * self.lr_scale * active
+            lr = self.recipe.lr * min(1.0, 0.01 + 0.99 * (step - 1) / w) * self.lr_scale * active
         b1t, b2t = 1 - BETAS[0] ** step, 1 - BETAS[1] ** step
         with torch.no_grad():  # Adam; a stopped run has lr 0 (its moments no longer matter)
             for p, a, b in zip(self.params, self.m1, self.m2):
@@ -380,7 +402,7 @@ def train_runs(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe: 
     dataset size T (``split="T"``, the CPU default: on a CPU padding small T to the largest
     costs more than the per-job overhead).  Rows come back in the order of ``runs``; the
     numbers of a run do not depend on the split except in the last bits."""
-    device = torch.device(device) if device is not None else default_device()
+    device = training_device(device)
     if split == "auto":
         split = "none" if device.type == "cuda" else "T"
     if split not in ("none", "T"):
@@ -388,7 +410,7 @@ def train_runs(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe: 
     groups = [list(range(len(runs)))] if split == "none" else \
         [[i for i, r in enumerate(runs) if r.T == T] for T in sorted({r.T for r in runs})]
     rows: list = [None] * len(runs)
-    steps, seconds, wall, cpu = 0, 0.0, 0.0, 0.0
+    steps, seconds, wall, cpu, run_steps = 0, 0.0, 0.0, 0.0, 0
     for g in groups:
         res = train_panel(datasets, [runs[i] for i in g], d_out=d_out, recipe=recipe, embedding=embedding,
                           device=device)
@@ -398,8 +420,9 @@ def train_runs(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe: 
         seconds += res.seconds
         wall += res.seconds_per_step * res.steps
         cpu += res.cpu_seconds_per_step * res.steps
+        run_steps += res.run_steps
     return PanelResult(rows, steps, seconds, wall / max(steps, 1), cpu / max(steps, 1), str(device),
-                       asdict(recipe))
+                       asdict(recipe), run_steps=run_steps)
 
 
 def attention_maxima(model: BatchedAttention, datasets: list[Dataset], runs: list[Run]) -> list[np.ndarray]:
