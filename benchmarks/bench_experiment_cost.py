@@ -33,7 +33,9 @@ from pathlib import Path
 
 import torch
 
-from verifier.experiments.engine import Run, step_cost, training_device
+from verifier.experiments.devices import training_device
+from verifier.experiments.engine import Run
+from verifier.experiments.job_measures import step_cost
 from verifier.experiments.scales import SATURATION, SWEEPS
 from verifier.experiments.sweeps import pools_and_runs
 from verifier.experiments.synthetic import authors_pool

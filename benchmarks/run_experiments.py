@@ -22,7 +22,7 @@ import torch
 
 from verifier.errors import InvalidInstance
 from verifier.experiments import catalogue
-from verifier.experiments.engine import set_device
+from verifier.experiments.devices import set_device
 
 
 def main(argv=None) -> int:

@@ -46,8 +46,8 @@ import torch
 
 from verifier.errors import InvalidInstance
 from verifier.experiments.batched_model import BatchedAttention
+from verifier.experiments.devices import training_device
 from verifier.experiments.plateau import Plateau, PlateauState
-from verifier.model.mha_torch import default_device
 
 TASKS = ("classification", "regression")
 BETAS, ADAM_EPS = (0.9, 0.999), 1e-8
@@ -121,28 +121,6 @@ class PanelResult:
     recipe: dict
     model: BatchedAttention | None = None
     run_steps: int = 0  # training steps summed over runs (a stopped run takes none)
-
-
-_DEVICE: list = [None]  # the process-wide training device set by set_device (None: CUDA when present)
-
-
-def set_device(name: str | None) -> None:
-    """The device every job trains on when none is given: "cuda", "cpu", or None/"auto" (CUDA
-    when torch sees one, else the CPU).  "cuda" without a visible GPU is refused."""
-    if name in (None, "auto"):
-        _DEVICE[0] = None
-        return
-    dev = torch.device(name)
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise InvalidInstance("--device cuda: torch sees no CUDA device here (use --device cpu or auto)")
-    _DEVICE[0] = dev
-
-
-def training_device(device=None) -> torch.device:
-    """An explicit ``device``, else the one :func:`set_device` chose, else CUDA when present."""
-    if device is not None:
-        return torch.device(device)
-    return _DEVICE[0] if _DEVICE[0] is not None else default_device()
 
 
 def _sampling_seed(r: Run) -> int:
@@ -378,24 +356,6 @@ def train_panel(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe:
                        asdict(recipe), model if keep_model else None, run_steps)
 
 
-def step_cost(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe: Recipe, embedding: bool = True,
-              device=None, steps: int = 2) -> dict:
-    """What one training step of this batched job costs, measured: floating-point operations
-    (torch's FlopCounterMode, matrix products only), wall and process CPU seconds per step
-    (after one warm-up step), for a GPU estimate."""
-    from torch.utils.flop_counter import FlopCounterMode
-
-    job = Job(datasets, runs, d_out=d_out, recipe=recipe, embedding=embedding, device=device)
-    active = torch.ones(job.M, dtype=torch.bool, device=job.device)
-    with FlopCounterMode(display=False) as fc:
-        job.step(1, active)
-    t0, c0 = time.perf_counter(), time.process_time()
-    for k in range(steps):
-        job.step(k + 2, active)
-    return {"flops_per_step": int(fc.get_total_flops()), "seconds_per_step": (time.perf_counter() - t0) / steps,
-            "cpu_seconds_per_step": (time.process_time() - c0) / steps, "runs": job.M, "device": str(job.device)}
-
-
 def train_runs(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe: Recipe = Recipe(),
                embedding: bool = True, device=None, split: str = "auto") -> PanelResult:
     """:func:`train_panel` as one job (``split="none"``, the GPU default) or as one job per
@@ -423,19 +383,3 @@ def train_runs(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe: 
         run_steps += res.run_steps
     return PanelResult(rows, steps, seconds, wall / max(steps, 1), cpu / max(steps, 1), str(device),
                        asdict(recipe), run_steps=run_steps)
-
-
-def attention_maxima(model: BatchedAttention, datasets: list[Dataset], runs: list[Run]) -> list[np.ndarray]:
-    """max_i s_h^(t)_i of every run's trained model on its T examples: one (T, H) array per
-    run (App. H's saturation statistic; padded tokens have weight 0)."""
-    device = model.head_mask.device
-    Xq, C, _ = _stack(datasets, "regression", device)
-    C = C[..., :max(datasets[r.dataset].n for r in runs), :]
-    ds = torch.tensor([r.dataset for r in runs], device=device)
-    Tm = max(r.T for r in runs)
-    idx = torch.arange(Tm, device=device)
-    with torch.no_grad():
-        rows = (ds[:, None], idx[None, :])
-        _, s = model(Xq[rows], C[ds] if C.dim() == 3 else C[rows], scores=True)
-    mx = s.amax(-1).double().cpu().numpy()
-    return [mx[m, :r.T, :r.H] for m, r in enumerate(runs)]

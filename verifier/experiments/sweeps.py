@@ -26,7 +26,8 @@ from dataclasses import replace
 from verifier.arith.compare import Decision
 from verifier.errors import ConstructionFailed, InvalidInstance
 from verifier.experiments.catalogue import CACHES
-from verifier.experiments.engine import Run, train_runs, training_device
+from verifier.experiments.devices import training_device
+from verifier.experiments.engine import Run, train_runs
 from verifier.experiments.measures import curves
 from verifier.experiments.scales import Sweep
 from verifier.experiments.synthetic import authors_pool, layer_instance

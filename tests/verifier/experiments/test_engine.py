@@ -74,7 +74,7 @@ def test_bad_input_is_refused():
 
 
 def test_device_is_chosen_once_and_cuda_without_a_gpu_is_refused():
-    from verifier.experiments.engine import set_device, training_device
+    from verifier.experiments.devices import set_device, training_device
 
     try:
         set_device("cpu")
