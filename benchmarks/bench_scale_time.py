@@ -47,6 +47,9 @@ def main(argv=None) -> int:
             missing.append(eid)
             continue
         rec = json.loads(f.read_text())
+        if not all(sw["recipe"].get("plateau") for _, sw in panels(rec)):
+            missing.append(eid)  # stored from a fixed-count run: not this scale's recipe
+            continue
         for key, sw in panels(rec):
             sec = sw["seconds"]
             rows.append({"experiment": eid, "panel": key, "runs": len(sw["runs"]), "global_steps": sw["global_steps"],
@@ -72,7 +75,7 @@ def main(argv=None) -> int:
               f"{r['run_steps']:,} | {r['cpu_seconds']:.0f} | {r['wall_seconds']:.0f} |" for r in rows]
     lines += ["", f"CPU time of training, all panels: {cpu:.0f} core-seconds = {cpu / CORES / 60:.1f} min on "
               f"{CORES} cores (measured on a shared machine: an upper bound of quiet cores). Wall time as run: "
-              f"{rec['wall_seconds_measured']:.0f} s." + (f" Not stored: {', '.join(missing)}." if missing else ""),
+              f"{rec['wall_seconds_measured']:.0f} s." + (f" Not stored with the plateau schedule: {', '.join(missing)}." if missing else ""),
               f"Thorough (projected, not run): x {factor:.2f} (seeds x points x plateau window) = "
               f"{cpu * factor / CORES / 60:.0f} min on {CORES} cores."]
     (out / "scale_time.md").write_text("\n".join(lines) + "\n")
