@@ -1,7 +1,11 @@
 """What the `paper` scale of the synthetic experiments costs: a measured step of each batched
 job, extrapolated to the whole run on one GPU (no GPU here: the extrapolation is stated).
 
-    python benchmarks/bench_experiment_cost.py [--seeds-measured 1] [--gpu-tflops 5,25] [--out DIR]
+    python benchmarks/bench_experiment_cost.py [--seeds-measured 1] [--gpu-tflops 5,25] [--device auto] [--out DIR]
+
+On a GPU (``--device cuda``, or ``auto`` where torch sees one) the step is measured there and
+the estimate is steps x the measured GPU seconds per step (no throughput range assumed); on
+the CPU it is extrapolated as below.  The CUDA path is untested on hardware here (no GPU).
 
 Per panel of verifier/experiments/scales.py (SWEEPS["paper"], SATURATION["paper"]): the
 runs of one seed as ONE batched job (the GPU layout; every run has T >= 256, so every step
@@ -29,7 +33,9 @@ from pathlib import Path
 
 import torch
 
-from verifier.experiments.engine import Run, step_cost
+from verifier.experiments.devices import training_device
+from verifier.experiments.engine import Run
+from verifier.experiments.job_measures import step_cost
 from verifier.experiments.scales import SATURATION, SWEEPS
 from verifier.experiments.sweeps import pools_and_runs
 from verifier.experiments.synthetic import authors_pool
@@ -45,7 +51,7 @@ def panels():
     yield "fig3", SATURATION["paper"], len(SATURATION["paper"].seeds)
 
 
-def measure(name, cfg, seeds_measured: int) -> dict:
+def measure(name, cfg, seeds_measured: int, device="cpu") -> dict:
     seeds = tuple(range(seeds_measured))
     if name == "fig3":
         pools = [authors_pool(MEASURE_T, cfg.n, cfg.d, seed=s, classes=cfg.classes) for s in seeds]
@@ -55,14 +61,14 @@ def measure(name, cfg, seeds_measured: int) -> dict:
         small = replace(cfg, T=tuple(min(t, MEASURE_T) for t in cfg.T))
         pools, runs, _ = pools_and_runs(small, seeds)
         real_T, recipe, d_out = cfg.T, replace(cfg.recipe, task=cfg.task), cfg.classes if cfg.task == "classification" else 1
-    cost = step_cost(pools, runs, d_out=d_out, recipe=recipe, device="cpu", steps=2)
+    cost = step_cost(pools, runs, d_out=d_out, recipe=recipe, device=device, steps=2)
     steps = max(recipe.steps(t) for t in real_T)
     H_max = max(r.H for r in runs)
     n_max = max(p.n for p in pools)
     return {"scores_elements_measured": cost["runs"] * min(recipe.batch, MEASURE_T) * H_max * n_max,
             "runs_measured": cost["runs"], "flops_per_step_measured": cost["flops_per_step"],
             "cpu_seconds_per_step_measured": cost["cpu_seconds_per_step"],
-            "wall_seconds_per_step_measured": cost["seconds_per_step"], "steps": steps}
+            "wall_seconds_per_step_measured": cost["seconds_per_step"], "steps": steps, "device": cost["device"]}
 
 
 def main(argv=None) -> int:
@@ -71,19 +77,27 @@ def main(argv=None) -> int:
     p.add_argument("--gpu-tflops", default="5,25", help="sustained FP32 throughput range on the GPU")
     p.add_argument("--only", help="comma-separated panels")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--device", default="cpu", help="where to measure a step: cpu, cuda, or auto")
     p.add_argument("--out", default="reports/experiments")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
+    device = training_device(None if args.device == "auto" else args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        print("error: --device cuda: torch sees no CUDA device here")
+        return 2
     lo, hi = (float(v) * 1e12 for v in args.gpu_tflops.split(","))
     rows, total = {}, {"gpu_hours_low": 0.0, "gpu_hours_high": 0.0, "cpu_core_days": 0.0}
     for name, cfg, seeds in panels():
         if args.only and name not in args.only.split(","):
             continue
-        m = measure(name, cfg, args.seeds_measured)
+        m = measure(name, cfg, args.seeds_measured, device)
         scale = seeds / args.seeds_measured
         flops = m["flops_per_step_measured"] * scale
         memory = PASSES * 4 * m["scores_elements_measured"] * scale / BANDWIDTH
-        gpu = [m["steps"] * (flops / t + LAUNCH_SECONDS + memory) / 3600 for t in (hi, lo)]
+        if device.type == "cuda":  # measured on the GPU: steps x the measured step
+            gpu = [m["steps"] * m["wall_seconds_per_step_measured"] * scale / 3600] * 2
+        else:
+            gpu = [m["steps"] * (flops / t + LAUNCH_SECONDS + memory) / 3600 for t in (hi, lo)]
         cpu_days = m["steps"] * m["cpu_seconds_per_step_measured"] * scale / 86400
         rows[name] = {**m, "seeds": seeds, "memory_seconds_per_step": memory, "flops_per_step": flops, "gpu_hours": gpu, "cpu_core_days": cpu_days,
                       "cpu_gflops_achieved": m["flops_per_step_measured"] / m["cpu_seconds_per_step_measured"] / 1e9}

@@ -1,7 +1,7 @@
 """Run the paper's experiments (every id registered in verifier/experiments/catalogue.py) at a scale.
 
     python benchmarks/run_experiments.py --scale cpu                  # the report's default scale
-    python benchmarks/run_experiments.py --scale paper --only fig2a   # the authors' grid: for a GPU
+    python benchmarks/run_experiments.py --scale paper --only fig2a --device cuda  # the authors' grid: one GPU
     python benchmarks/run_experiments.py --scale quick --out /tmp/x
     python benchmarks/run_experiments.py --scale cpu --rederive        # statuses from the stored runs
 
@@ -20,7 +20,9 @@ from pathlib import Path
 
 import torch
 
+from verifier.errors import InvalidInstance
 from verifier.experiments import catalogue
+from verifier.experiments.devices import set_device
 
 
 def main(argv=None) -> int:
@@ -30,6 +32,8 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="reports/experiments")
     p.add_argument("--threads", type=int, help="torch CPU threads (the machine may be shared)")
+    p.add_argument("--device", default="auto", help="training device: auto (CUDA when torch sees one, else the "
+                   "CPU), cpu or cuda")
     p.add_argument("--rederive", action="store_true", help="re-derive the stored results' statuses; run nothing")
     p.add_argument("--write", action="store_true", help="with --rederive: store the re-derived statuses")
     args = p.parse_args(argv)
@@ -37,6 +41,11 @@ def main(argv=None) -> int:
         return rederive(Path(args.out), args.scale, write=args.write)
     if args.threads:
         torch.set_num_threads(args.threads)
+    try:
+        set_device(args.device)
+    except (InvalidInstance, RuntimeError) as exc:
+        print(f"error: {exc}")
+        return 2
     exps = catalogue.load_all()
     ids = args.only.split(",") if args.only else list(exps)
     out = Path(args.out)

@@ -33,6 +33,7 @@ decoder.  Padded entries are zero.
 """
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -119,6 +120,21 @@ class BatchedAttention(torch.nn.Module):
         y = torch.einsum("mbh,mhd->mbd", o, self.W_O) + self.b_O[:, None, :]  # Eq. (5)
         out = y @ self.W_D + self.b_D[:, None, :]  # Eq. (6), the decoder at the query
         return (out, s) if scores else out
+
+    def subset(self, idx: list[int]) -> "BatchedAttention":
+        """A model of the replicas ``idx`` only (in that order), their weights copied; the
+        padding widths stay those of this model (a padded head or column computes nothing)."""
+        new = copy.copy(self)
+        torch.nn.Module.__init__(new)
+        new.sizes = {k: [v[i] for i in idx] if isinstance(v, list) else v for k, v in self.sizes.items()}
+        new.embedding, new.scale = self.embedding, self.scale
+        ix = torch.tensor(idx, device=self.head_mask.device)
+        for k, p in self.named_parameters():
+            setattr(new, k, torch.nn.Parameter(p.detach()[ix].clone()))
+        for k in ("head_mask", "dh_mask", "ctx_bias"):
+            new.register_buffer(k, getattr(self, k)[ix])
+        new.register_buffer("pe", self.pe)
+        return new
 
     def state(self) -> dict:
         return {k: p.detach().clone() for k, p in self.named_parameters()}

@@ -29,10 +29,14 @@ def jsonable(out: dict) -> dict:
 
 def scale_note(out: dict, scale: str) -> str:
     rc = out["recipe"]
+    pl = rc.get("plateau")
+    steps = (f"trained to a plateau (checked every {pl['window']:,} steps; lr x {pl['decay']:g} per flat window, "
+             f"stopped at flat window {pl['patience']}; cap {rc['max_steps']:,} steps)" if pl else
+             f"max({rc['epochs']} epochs, {rc['min_steps']}) steps"
+             + (f" capped at {rc['max_steps']}" if rc.get("max_steps") else ""))
     return (f"Scale '{scale}': d={out['fixed'].get('d')}, {len(out['seeds'])} seeds, T in {out['T']}, "
-            f"{out['replicas']} runs in one batched job on {out['device']}; Adam lr {rc['lr']:g}, batch "
-            f"{rc['batch']}, max({rc['epochs']} epochs, {rc['min_steps']}) steps"
-            + (f" capped at {rc['max_steps']}" if rc.get("max_steps") else "")
+            f"{out['replicas']} runs batched on {out['device']}; Adam lr {rc['lr']:g}, batch "
+            f"{rc['batch']}, {steps}"
             + ". The paper: d=64, lr 1e-3, max(500 epochs, 50,000) steps (300,000 for Fig. 2c), one seed.")
 
 

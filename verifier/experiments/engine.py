@@ -46,7 +46,8 @@ import torch
 
 from verifier.errors import InvalidInstance
 from verifier.experiments.batched_model import BatchedAttention
-from verifier.model.mha_torch import default_device
+from verifier.experiments.devices import training_device
+from verifier.experiments.plateau import Plateau, PlateauState
 
 TASKS = ("classification", "regression")
 BETAS, ADAM_EPS = (0.9, 0.999), 1e-8
@@ -97,8 +98,14 @@ class Recipe:
     eval_every: int = 500
     warmup: float = 0.05
     early_stop: bool = True
+    plateau: Plateau | None = None  # train to a plateau (plateau.py) up to max_steps, not a fixed count
 
     def steps(self, T: int) -> int:
+        """A run's step budget: its fixed count, or (plateau schedule) the cap ``max_steps``."""
+        if self.plateau is not None:
+            if self.max_steps is None:
+                raise InvalidInstance("a plateau schedule needs max_steps (the cap)")
+            return self.max_steps
         s = max(self.epochs * math.ceil(T / self.batch), self.min_steps)
         return s if self.max_steps is None else min(s, self.max_steps)
 
@@ -113,6 +120,7 @@ class PanelResult:
     device: str
     recipe: dict
     model: BatchedAttention | None = None
+    run_steps: int = 0  # training steps summed over runs (a stopped run takes none)
 
 
 def _sampling_seed(r: Run) -> int:
@@ -195,7 +203,7 @@ class Job:
         for r in runs:
             if not 0 <= r.dataset < len(datasets) or not 1 <= r.T <= datasets[r.dataset].T:
                 raise InvalidInstance(f"run {r}: dataset index or T out of range")
-        self.device = device = torch.device(device) if device is not None else default_device()
+        self.device = device = training_device(device)
         self.runs, self.recipe, self.task, self.M = runs, recipe, recipe.task, len(runs)
         Xq, C, self.Y = _stack(datasets, recipe.task, device)
         self.Xq, self.C = Xq, C[..., :max(datasets[r.dataset].n for r in runs), :]  # tokens no run uses
@@ -214,6 +222,18 @@ class Job:
         for m in range(self.M):
             self._reshuffle(m)
         self.ptr = torch.zeros(self.M, dtype=torch.long, device=device)
+        self.lr_scale = torch.ones(self.M, device=device)  # the plateau schedule's decays
+
+    def keep(self, idx: list[int]) -> None:
+        """Go on with the runs ``idx`` only (the others stopped): every per-run tensor sliced,
+        so that stopped runs cost nothing; each kept run's state is unchanged."""
+        ix = torch.tensor(idx, device=self.device)
+        self.model = self.model.subset(idx)
+        self.params = list(self.model.parameters())
+        self.m1, self.m2 = [a[ix] for a in self.m1], [b[ix] for b in self.m2]
+        for k in ("ds", "T", "total", "perm", "ptr", "lr_scale"):
+            setattr(self, k, getattr(self, k)[ix])
+        self.runs, self.gens, self.M = [self.runs[i] for i in idx], [self.gens[i] for i in idx], len(idx)
 
     def _reshuffle(self, m: int) -> None:
         if self.runs[m].T > self.B:
@@ -231,8 +251,13 @@ class Job:
         for p in self.params:
             p.grad = None
         loss.backward()
-        lr = self.recipe.lr * lr_factor(torch.tensor(float(step - 1), device=self.device), self.total,
-                                        self.recipe.warmup) * active
+        s = torch.tensor(float(step - 1), device=self.device)
+        pl = self.recipe.plateau
+        if pl is None:
+            lr = self.recipe.lr * lr_factor(s, self.total, self.recipe.warmup) * active
+        else:  # warm-up over the first `warmup` of a window, then the plateau rule's decays
+            w = max(1.0, math.floor(pl.warmup * pl.window))
+            lr = self.recipe.lr * min(1.0, 0.01 + 0.99 * (step - 1) / w) * self.lr_scale * active
         b1t, b2t = 1 - BETAS[0] ** step, 1 - BETAS[1] ** step
         with torch.no_grad():  # Adam; a stopped run has lr 0 (its moments no longer matter)
             for p, a, b in zip(self.params, self.m1, self.m2):
@@ -257,39 +282,58 @@ def train_panel(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe:
                 embedding: bool = True, device=None, keep_model: bool = False) -> PanelResult:
     """Train every run of ``runs`` at once; see the module docstring."""
     job = Job(datasets, runs, d_out=d_out, recipe=recipe, embedding=embedding, device=device)
-    device, M, task, model, total = job.device, job.M, job.task, job.model, job.total
+    device, M, task, model, total = job.device, job.M, job.task, job.model, job.total.clone()
+    live = list(range(M))  # the job's rows -> runs (stopped runs leave the job)
     active = torch.ones(M, dtype=torch.bool, device=device)
     best = {"loss": torch.full((M,), float("inf"), device=device), "acc": torch.zeros(M, device=device),
             "step": torch.zeros(M, device=device)}
-    reached = torch.full((M,), -1, dtype=torch.long, device=device)
+    stopped = ["cap"] * M
+    stop_step = [0] * M
+    plateau = PlateauState(recipe.plateau, [r.T for r in runs], task) if recipe.plateau else None
     kept = model.state()
     trace: list = [[] for _ in range(M)]  # per run: (step, loss, accuracy) at each of its evaluations
-    t0, train_seconds, train_cpu, step = time.perf_counter(), 0.0, 0.0, 0
+    t0, train_seconds, train_cpu, step, run_steps = time.perf_counter(), 0.0, 0.0, 0, 0
     while bool(active.any()):
         step += 1
         ts, tc = time.perf_counter(), time.process_time()
         job.step(step, active)
         train_seconds += time.perf_counter() - ts
         train_cpu += time.process_time() - tc
-        last = active & (step >= total)
+        run_steps += len(live)
+        last = active & (step >= job.total)
         if step % recipe.eval_every == 0 or bool(last.any()):
             ev_loss, ev_acc = job.evaluate()
-            accs = ev_acc.tolist() if ev_acc is not None else [None] * M
-            for m, (on, lo, ac) in enumerate(zip(active.tolist(), ev_loss.tolist(), accs)):
-                if on:
-                    trace[m].append((step, lo, ac))
-            full = (ev_acc >= 1.0) & active if ev_acc is not None else torch.zeros_like(active)
-            better = active & ((ev_loss < best["loss"]) | full)
-            best["loss"] = torch.where(better, ev_loss, best["loss"])
+            L = torch.tensor(live, device=device)
+            full = (ev_acc >= 1.0) & active if ev_acc is not None else \
+                (ev_loss < recipe.plateau.mse_memorized) & active if plateau else torch.zeros_like(active)
+            better = active & ((ev_loss < best["loss"][L]) | full)
+            best["loss"][L] = torch.where(better, ev_loss, best["loss"][L])
             if ev_acc is not None:
-                best["acc"] = torch.where(better, ev_acc, best["acc"])
-            best["step"] = torch.where(better, torch.tensor(float(step), device=device), best["step"])
-            for k, p in model.named_parameters():
-                kept[k] = torch.where(better.view((M,) + (1,) * (p.dim() - 1)), p.detach(), kept[k])
-            if recipe.early_stop and task == "classification":
-                reached = torch.where(full & (reached < 0), torch.tensor(step, device=device), reached)
-                active = active & ~full
-            active = active & ~last
+                best["acc"][L] = torch.where(better, ev_acc, best["acc"][L])
+            best["step"][L] = torch.where(better, torch.tensor(float(step), device=device), best["step"][L])
+            for k, p in job.model.named_parameters():
+                shape = (len(live),) + (1,) * (p.dim() - 1)
+                kept[k][L] = torch.where(better.view(shape), p.detach(), kept[k][L])
+            accs = ev_acc.tolist() if ev_acc is not None else [None] * len(live)
+            stop = (full if recipe.early_stop else torch.zeros_like(active)) | last
+            for j, (on, lo, ac) in enumerate(zip(active.tolist(), ev_loss.tolist(), accs)):
+                m = live[j]
+                if not on:
+                    continue
+                trace[m].append((step, lo, ac))
+                why = "memorized" if bool(full[j]) else ""
+                if plateau and not why and step % recipe.plateau.window == 0:
+                    why = plateau.check(m, float(best["acc"][m]) if ev_acc is not None else None,
+                                        float(best["loss"][m]))
+                    job.lr_scale[j] = plateau.lr_scale[m]
+                if why or bool(stop[j]):
+                    stopped[m] = why or "cap"
+                    stop_step[m] = step
+                    active[j] = False
+            if not bool(active.all()) and bool(active.any()):
+                idx = active.nonzero().flatten().tolist()
+                job.keep(idx)
+                live, active = [live[i] for i in idx], active[idx]
     with torch.no_grad():
         for k, p in model.named_parameters():
             p.copy_(kept[k])
@@ -297,37 +341,19 @@ def train_panel(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe:
     out = []
     for m, r in enumerate(runs):
         row = {**{k: v for k, v in asdict(r).items() if k != "tags"}, **r.tags, "n": datasets[r.dataset].n,
-               "steps_budget": int(total[m]), "kept_step": int(best["step"][m]),
-               "train_loss": float(best["loss"][m]),
+               "steps_budget": int(total[m]), "steps": stop_step[m], "stopped": stopped[m],
+               "kept_step": int(best["step"][m]), "train_loss": float(best["loss"][m]),
                "trace": {"step": [t[0] for t in trace[m]], "loss": [t[1] for t in trace[m]]}}
         if task == "classification":
             row["trace"]["accuracy"] = [t[2] for t in trace[m]]
-        if task == "classification":
+            reached = stopped[m] == "memorized"
             row.update(accuracy=float(best["acc"][m]), correct=int(round(float(best["acc"][m]) * r.T)),
-                       reached=bool(reached[m] >= 0), reached_step=int(reached[m]) if reached[m] >= 0 else None)
+                       reached=reached, reached_step=stop_step[m] if reached else None)
         else:
             row.update(mse=float(best["loss"][m]))
         out.append(row)
     return PanelResult(out, step, seconds, train_seconds / max(step, 1), train_cpu / max(step, 1), str(device),
-                       asdict(recipe), model if keep_model else None)
-
-
-def step_cost(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe: Recipe, embedding: bool = True,
-              device=None, steps: int = 2) -> dict:
-    """What one training step of this batched job costs, measured: floating-point operations
-    (torch's FlopCounterMode, matrix products only), wall and process CPU seconds per step
-    (after one warm-up step), for a GPU estimate."""
-    from torch.utils.flop_counter import FlopCounterMode
-
-    job = Job(datasets, runs, d_out=d_out, recipe=recipe, embedding=embedding, device=device)
-    active = torch.ones(job.M, dtype=torch.bool, device=job.device)
-    with FlopCounterMode(display=False) as fc:
-        job.step(1, active)
-    t0, c0 = time.perf_counter(), time.process_time()
-    for k in range(steps):
-        job.step(k + 2, active)
-    return {"flops_per_step": int(fc.get_total_flops()), "seconds_per_step": (time.perf_counter() - t0) / steps,
-            "cpu_seconds_per_step": (time.process_time() - c0) / steps, "runs": job.M, "device": str(job.device)}
+                       asdict(recipe), model if keep_model else None, run_steps)
 
 
 def train_runs(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe: Recipe = Recipe(),
@@ -336,7 +362,7 @@ def train_runs(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe: 
     dataset size T (``split="T"``, the CPU default: on a CPU padding small T to the largest
     costs more than the per-job overhead).  Rows come back in the order of ``runs``; the
     numbers of a run do not depend on the split except in the last bits."""
-    device = torch.device(device) if device is not None else default_device()
+    device = training_device(device)
     if split == "auto":
         split = "none" if device.type == "cuda" else "T"
     if split not in ("none", "T"):
@@ -344,7 +370,7 @@ def train_runs(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe: 
     groups = [list(range(len(runs)))] if split == "none" else \
         [[i for i, r in enumerate(runs) if r.T == T] for T in sorted({r.T for r in runs})]
     rows: list = [None] * len(runs)
-    steps, seconds, wall, cpu = 0, 0.0, 0.0, 0.0
+    steps, seconds, wall, cpu, run_steps = 0, 0.0, 0.0, 0.0, 0
     for g in groups:
         res = train_panel(datasets, [runs[i] for i in g], d_out=d_out, recipe=recipe, embedding=embedding,
                           device=device)
@@ -354,21 +380,6 @@ def train_runs(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe: 
         seconds += res.seconds
         wall += res.seconds_per_step * res.steps
         cpu += res.cpu_seconds_per_step * res.steps
+        run_steps += res.run_steps
     return PanelResult(rows, steps, seconds, wall / max(steps, 1), cpu / max(steps, 1), str(device),
-                       asdict(recipe))
-
-
-def attention_maxima(model: BatchedAttention, datasets: list[Dataset], runs: list[Run]) -> list[np.ndarray]:
-    """max_i s_h^(t)_i of every run's trained model on its T examples: one (T, H) array per
-    run (App. H's saturation statistic; padded tokens have weight 0)."""
-    device = model.head_mask.device
-    Xq, C, _ = _stack(datasets, "regression", device)
-    C = C[..., :max(datasets[r.dataset].n for r in runs), :]
-    ds = torch.tensor([r.dataset for r in runs], device=device)
-    Tm = max(r.T for r in runs)
-    idx = torch.arange(Tm, device=device)
-    with torch.no_grad():
-        rows = (ds[:, None], idx[None, :])
-        _, s = model(Xq[rows], C[ds] if C.dim() == 3 else C[rows], scores=True)
-    mx = s.amax(-1).double().cpu().numpy()
-    return [mx[m, :r.T, :r.H] for m, r in enumerate(runs)]
+                       asdict(recipe), run_steps=run_steps)

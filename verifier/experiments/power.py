@@ -16,12 +16,14 @@ Constants (changing them changes what "powered" means):
 * :data:`MIN_SEEDS` = 3 seeds per point;
 * :data:`SE_ACCURACY` = 0.05: every mean training accuracy has a standard error
   <= 0.05 (regression: :data:`SE_MSE_RELATIVE` = 0.25 of the mean MSE);
-* plateau rule: a run converged when it memorized its T examples (early stop at
-  100% training accuracy) or, between its last evaluation at or before
-  :data:`PLATEAU_AT` = 75% of its steps and its end, it gained at most
-  max(1 example, :data:`PLATEAU_GAIN` = 1% of T) of accuracy (regression: its
-  MSE fell by at most 5% relative).  A run stored without its evaluation trace
-  is "not measured";
+* plateau rule (:mod:`verifier.experiments.plateau`): a run trained to a plateau
+  stores how it stopped; it converged when it memorized its data or the plateau rule
+  stopped it, and did not when it reached its step cap first.  A run of a fixed step
+  count (results stored before the plateau schedule) converged when it memorized or,
+  between its last evaluation at or before :data:`PLATEAU_AT` = 75% of its steps and
+  its end, it gained at most max(1 example, :data:`PLATEAU_GAIN` = 1% of T) of
+  accuracy (regression: its MSE fell by at most 5% relative); stored without its
+  evaluation trace it is "not measured";
 * the easiest setting (smallest T, largest value of the sweep) is memorized by
   every seed (classification).
 
@@ -39,19 +41,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from verifier.experiments.scales import CPU_PLATEAU, CPU_STEP_CAP
+
 MIN_SEEDS = 3
 SE_ACCURACY = 0.05
 SE_MSE_RELATIVE = 0.25
 PLATEAU_AT = 0.75
 PLATEAU_GAIN = 0.01
 PLATEAU_MSE = 0.05
+PLATEAU_RULE = CPU_PLATEAU.stated(CPU_STEP_CAP) + " (the cpu scale's rule; each sweep stores its recipe)"
 OUTCOMES = ("passed", "failed", "not measured", "not applicable", "not run")
 COST_FILE = Path(__file__).resolve().parents[2] / "reports" / "experiments" / "experiment_cost.json"
 
-SWEEP_STATED = (f"(1) training converged: every run memorized its T examples or, from its last evaluation at or "
-                f"before {PLATEAU_AT:.0%} of its steps to its end, gained at most max(1 example, "
-                f"{PLATEAU_GAIN:.0%} of T) of training accuracy (regression: its MSE fell by at most "
-                f"{PLATEAU_MSE:.0%}); (2) the easiest setting (smallest T, largest sweep value) is memorized "
+SWEEP_STATED = (f"(1) training converged: every run memorized its data or was stopped by the {PLATEAU_RULE}; "
+                f"(2) the easiest setting (smallest T, largest sweep value) is memorized "
                 f"by every seed (classification only); (3) >= {MIN_SEEDS} seeds per point, each mean accuracy "
                 f"within a standard error of {SE_ACCURACY} (regression: {SE_MSE_RELATIVE:.0%} of the mean MSE).")
 
@@ -77,6 +80,8 @@ def run_converged(run: dict, task: str) -> str:
     """The plateau rule on one stored run: passed / failed / not measured."""
     if run.get("reached"):
         return "passed"
+    if "stopped" in run:  # trained to a plateau: how it stopped
+        return "passed" if run["stopped"] in ("memorized", "plateau") else "failed"
     tr = run.get("trace")
     if not tr or not tr.get("step"):
         return "not measured"
@@ -96,7 +101,8 @@ def _converged(sweep: dict) -> dict:
     n_fail, n_unk = res.count("failed"), res.count("not measured")
     out = "failed" if n_fail else "not measured" if n_unk else "passed"
     return _check("converged (plateau rule)", out, f"{res.count('passed')} of {len(res)} runs converged, "
-                  f"{n_fail} still improving, {n_unk} without a stored trace (not memorized)")
+                  f"{n_fail} {'stopped at the step cap' if any('stopped' in r for r in sweep['runs']) else 'still improving'}"
+                  f", {n_unk} without a stored trace (not memorized)")
 
 
 def _easiest(sweep: dict) -> dict:
@@ -110,16 +116,18 @@ def _easiest(sweep: dict) -> dict:
 
 
 def _seeds(sweep: dict) -> dict:
-    worst, few = 0.0, False
+    worst, few, k = 0.0, False, MIN_SEEDS
     for c in sweep["curves"].values():
         few |= min(c["seeds"]) < MIN_SEEDS
-        for m, s in zip(c["mean"], c["sem"]):
+        for m, s, n in zip(c["mean"], c["sem"], c["seeds"]):
             worst = max(worst, s / SE_ACCURACY if sweep["task"] == "classification" else
                         (s / (SE_MSE_RELATIVE * m) if m > 0 else 0.0))
+            k = max(k, n)
     ok = not few and worst <= 1.0
+    need = "" if ok else f"; at this spread about {math.ceil(k * worst ** 2)} seeds per point would meet it"
     return _check("seeds within the standard-error budget", "passed" if ok else "failed",
                   f"{'fewer than ' + str(MIN_SEEDS) + ' seeds at some point; ' if few else ''}"
-                  f"largest standard error {worst:.2f} x the budget")
+                  f"largest standard error {worst:.2f} x the budget{need}")
 
 
 def sweep_power(*keys: str) -> Callable[[dict], dict]:
@@ -151,8 +159,9 @@ def gpu_hours(*panels: str, path: Path = COST_FILE) -> str:
 
 
 def decides_sweep(eid: str, steps: int, *panels: str) -> str:
-    return (f"the paper's scale: d = 64 (4x our width), {steps:,} steps at lr 1e-3 (our cpu scale: d = 16, 500 "
-            f"steps; thorough: 4,000), `python benchmarks/run_experiments.py --scale paper --only {eid}` on one GPU, "
+    return (f"more seeds where the standard error is over budget (the seeds check says how many), or the "
+            f"paper's scale: d = 64 (4x our width), {steps:,} steps at lr 1e-3 (our cpu scale: d = 16, trained to "
+            f"a plateau, cap {CPU_STEP_CAP:,} steps), `python benchmarks/run_experiments.py --scale paper --only {eid}` on one GPU, "
             f"{gpu_hours(*panels)}")
 
 

@@ -16,7 +16,8 @@ import numpy as np
 
 from verifier.errors import ConstructionFailed, InvalidInstance
 from verifier.experiments.catalogue import Figure, Outcome, experiment
-from verifier.experiments.engine import Run, attention_maxima, train_panel
+from verifier.experiments.engine import Run, train_panel
+from verifier.experiments.job_measures import attention_maxima
 from verifier.experiments.plots import saturation_figure
 from verifier.experiments.power import Power, gpu_hours
 from verifier.experiments.scales import SATURATION

@@ -1,18 +1,25 @@
 """The grids of the synthetic experiments at each scale, fixed in code before any run.
 
-``paper`` is the authors' setting (App. A and their public code): d = 64,
+``paper`` is the authors' setting (App. A and their public code), a fixed step count: d = 64,
 H in {1, 5, 10, 20, ..., 60} at n = 32; n in {1, 5, 10, 20, ..., 60} at H = 20;
 d_h in 10..64 at H = 30, n = 32; Adam lr 1e-3, batch 256, max(500 epochs,
 50,000) steps (300,000 for the d_h sweep and the saturation runs).  Their
 dataset sizes are not in the paper; ours are a fixed grid of T (powers of two
 times 500 up to 16,000), the same for every sweep value: it is meant for a GPU.
 
-``cpu`` (the report's default) keeps the recipe's shape at d = 16, n = 8 and
-500 steps at lr 1e-2 (10x the paper's, for 100x fewer steps; Fig. 3: 2,000), so that every
-panel runs in well under a minute on 2 cores; ``quick`` is a smoke test
-(seconds); ``thorough`` is ``cpu`` with 5 seeds and 8x the steps (4,000 at lr 5e-3).  The
-dataset sizes never depend on a constructive count: a T grid is shared by
-every point of a sweep (the paper's measure: accuracy at fixed T).
+``cpu`` (the report's default) keeps the model's shape at d = 16, n = 8, 3 seeds,
+T in {64, 128, 256} and trains every run of Fig. 2a-c, 4 and 5 TO A PLATEAU, not for a
+fixed count: full batch (batch 256 >= T), Adam at lr 1e-2 (10x the paper's), the
+rule of :data:`CPU_PLATEAU` (:mod:`verifier.experiments.plateau`: checked every 500
+steps; a window that gains at most max(1 example, 1% of T) multiplies the learning
+rate by 0.3, the third such window stops the run, converged), memorized runs stop at
+once, a cap of 20,000 steps (a run stopped there did not converge: its claim is
+inconclusive).  Fig. 3 keeps a fixed count (2,000 steps at lr 1e-2) and picks its T
+by memorization.  ``quick`` is a smoke test (seconds; plateau window 50, cap 300);
+``thorough`` is ``cpu`` with 5 seeds, 7 points per sweep, a plateau window of 1,000
+steps and a cap of 40,000 (Fig. 3: 8,000 steps at lr 5e-3).  The dataset sizes never
+depend on a constructive count: a T grid is shared by every point of a sweep (the
+paper's measure: accuracy at fixed T).
 
 >>> c = SWEEPS["cpu"]["fig2a"]
 >>> c.key, c.points()[0], len(c.seeds) >= 3
@@ -23,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from verifier.experiments.engine import Recipe
+from verifier.experiments.plateau import Plateau
 
 
 @dataclass(frozen=True)
@@ -68,9 +76,18 @@ class Saturation:
     threshold: float = 0.99
 
 
-_QUICK = Recipe(lr=1e-2, batch=256, epochs=0, min_steps=100, eval_every=50)
-_CPU = Recipe(lr=1e-2, batch=256, epochs=500, min_steps=500, eval_every=100)
-_THOROUGH = replace(_CPU, min_steps=4000, lr=5e-3, eval_every=250)
+CPU_PLATEAU = Plateau(window=500, patience=3, decay=0.3)
+CPU_STEP_CAP = 20_000
+THOROUGH_PLATEAU = Plateau(window=1000, patience=3, decay=0.3)
+THOROUGH_STEP_CAP = 40_000
+_QUICK = Recipe(lr=1e-2, batch=256, epochs=0, min_steps=0, max_steps=300, eval_every=25,
+                plateau=Plateau(window=50, patience=2, decay=0.3))
+_CPU = Recipe(lr=1e-2, batch=256, epochs=0, min_steps=0, max_steps=CPU_STEP_CAP, eval_every=100,
+              plateau=CPU_PLATEAU)
+_THOROUGH = replace(_CPU, max_steps=THOROUGH_STEP_CAP, plateau=THOROUGH_PLATEAU)
+_FIXED_QUICK = Recipe(lr=1e-2, batch=256, epochs=0, min_steps=100, eval_every=50)  # Fig. 3: a fixed count
+_FIXED_CPU = Recipe(lr=1e-2, batch=256, epochs=500, min_steps=500, eval_every=100)
+_FIXED_THOROUGH = replace(_FIXED_CPU, min_steps=4000, lr=5e-3, eval_every=250)
 _PAPER = Recipe(lr=1e-3, batch=256, epochs=500, min_steps=50_000, eval_every=500)
 _PAPER_LONG = replace(_PAPER, min_steps=300_000)
 
@@ -108,10 +125,11 @@ SWEEPS = {
 }
 
 SATURATION = {
-    "quick": Saturation(H=(2, 4), T=(8, 16), seeds=(0, 1, 2), d=8, n=4, recipe=replace(_QUICK, min_steps=150)),
+    "quick": Saturation(H=(2, 4), T=(8, 16), seeds=(0, 1, 2), d=8, n=4,
+                        recipe=replace(_FIXED_QUICK, min_steps=150)),
     "cpu": Saturation(H=(4, 8), T=(32, 64, 96, 128), seeds=(0, 1, 2), d=16, n=8,
-                      recipe=replace(_CPU, min_steps=2000)),
+                      recipe=replace(_FIXED_CPU, min_steps=2000)),
     "thorough": Saturation(H=(4, 8), T=(32, 64, 96, 128, 160, 192), seeds=(0, 1, 2, 3, 4), d=16, n=8,
-                           recipe=replace(_THOROUGH, min_steps=8000)),
+                           recipe=replace(_FIXED_THOROUGH, min_steps=8000)),
     "paper": Saturation(H=(4, 8), T=(550, 1300), seeds=(0, 1, 2), d=64, n=32, recipe=_PAPER_LONG),
 }

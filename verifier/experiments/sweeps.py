@@ -26,6 +26,7 @@ from dataclasses import replace
 from verifier.arith.compare import Decision
 from verifier.errors import ConstructionFailed, InvalidInstance
 from verifier.experiments.catalogue import CACHES
+from verifier.experiments.devices import training_device
 from verifier.experiments.engine import Run, train_runs
 from verifier.experiments.measures import curves
 from verifier.experiments.scales import Sweep
@@ -76,7 +77,7 @@ def pools_and_runs(cfg: Sweep, seeds) -> tuple[list, list, dict]:
 
 def run_sweep(cfg: Sweep, *, seed: int = 0, device=None) -> dict:
     """Train the panel, measure, build the constructions; memoised per (cfg, seed, device)."""
-    key = (cfg, seed, str(device))
+    key = (cfg, seed, str(training_device(device)))
     if key in _CACHE:
         return _CACHE[key]
     seeds = tuple(seed + s for s in cfg.seeds)
@@ -100,6 +101,7 @@ def run_sweep(cfg: Sweep, *, seed: int = 0, device=None) -> dict:
            "count_curves": curves(rows, cfg.key, "memorized") if cfg.task == "classification" else None,
            "constructive": cons, "runs": [{k: r[k] for k in sorted(r) if k != "seconds"} for r in rows],
            "replicas": len(runs), "device": panel.device, "global_steps": panel.steps,
+           "run_steps": panel.run_steps,
            "seconds": {"panel": panel.seconds, "per_step": panel.seconds_per_step,
                        "per_step_cpu": panel.cpu_seconds_per_step,
                        "construction": sum(c.get("seconds", 0.0) for c in cons)}}

@@ -71,3 +71,20 @@ def test_bad_input_is_refused():
         authors_pool(4, 2, 3, seed=0, context="sometimes")
     ds = Dataset(np.zeros((3, 4)), np.zeros((2, 4)), np.zeros(3, int))
     assert ds.T == 3 and ds.n == 2 and ds.shared
+
+
+def test_device_is_chosen_once_and_cuda_without_a_gpu_is_refused():
+    from verifier.experiments.devices import set_device, training_device
+
+    try:
+        set_device("cpu")
+        assert training_device().type == "cpu" and train_panel(pools(), [Run(0, 4, H=1, d_h=1, seed=0)], d_out=5,
+                                                               recipe=FAST).device == "cpu"
+        assert training_device("cpu").type == "cpu"
+        set_device("auto")
+        assert training_device().type == ("cuda" if torch.cuda.is_available() else "cpu")
+        if not torch.cuda.is_available():
+            with pytest.raises(InvalidInstance):
+                set_device("cuda")
+    finally:
+        set_device(None)

@@ -46,6 +46,8 @@ def test_plateau_rule_on_one_run():
     assert run_converged(_run(8, 1, 0, 0.5, trace=False), "classification") == "not measured"
     assert run_converged(_run(8, 1, 0, 0.5), "classification") == "passed"  # flat over the last quarter
     assert run_converged(_run(8, 1, 0, 0.5, late_gain=0.25), "classification") == "failed"  # still rising
+    assert run_converged({**_run(8, 1, 0, 0.5), "stopped": "plateau"}, "classification") == "passed"
+    assert run_converged({**_run(8, 1, 0, 0.5), "stopped": "cap"}, "classification") == "failed"  # at the cap
 
 
 def test_underpowered_negative_verdict_is_inconclusive_powered_one_stands():
