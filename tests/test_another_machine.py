@@ -67,3 +67,21 @@ def test_lapack_moves_are_small_deterministic_and_keep_zeros():
     svd = am._lapack("numpy.linalg.svd", am._ORIGINALS.get((np.linalg, "svd"), np.linalg.svd))
     res = svd(M)
     assert type(res).__name__ == "SVDResult" and res.S.shape == (3,)
+
+
+def test_reordered_sums_are_legal_orders_that_differ():
+    """np.sum on another machine: within the any-order bound gamma(n-1) sum|x|, exact
+    where every order is (integers), and another order than this machine's."""
+    add = am._ORIGINALS.get((np, "sum"), np.sum)
+    x = RNG.permutation(np.r_[1.0, np.full(999, 2.0**-53), -RNG.standard_normal(200)])
+    exact = sum(map(Fraction, x.tolist()))
+    ints = RNG.integers(-1000, 1001, (50, 7)).astype(float)
+    results = set()
+    for seed in range(6):
+        am.set_seed(f"sum {seed}")
+        s = am.reordered_sum(add, x, 0)
+        assert abs(Fraction(float(s)) - exact) <= gamma(x.size - 1) * Fraction(float(np.abs(x).sum()))
+        results.add(float(s))
+        assert np.array_equal(am.reordered_sum(add, ints, 0), ints.sum(axis=0))
+        assert np.array_equal(am.reordered_sum(add, ints, 1), ints.sum(axis=1))
+    assert len(results) > 1, "the shim never changed the summation order"

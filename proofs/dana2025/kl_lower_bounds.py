@@ -129,6 +129,28 @@ def centered_log_targets(conditionals) -> arb_mat:
     return arb_mat([[cols[t][j] for t in range(T0)] for j in range(N)])
 
 
+def _stable_pivots(M: np.ndarray, r: int, rtol: float = 1e-8) -> list[int]:
+    """The first ``r`` columns of a column-pivoted Gram-Schmidt of ``M`` (the order
+    of a column-pivoted QR), a near tie (residual norms within ``rtol``) going to
+    the lowest index: the choice does not flip on the ulp-level differences
+    between machines (a float choice only; the bound it steers is certified).
+
+    >>> _stable_pivots(np.array([[1.0, 0.0, 1.0 + 2.0**-52], [0.0, 1.0, 0.0]]), 2)
+    [0, 1]
+    """
+    R = np.array(M, dtype=np.float64, copy=True)
+    chosen: list[int] = []
+    for _ in range(min(r, R.shape[1])):
+        norms = np.sqrt(np.einsum("ij,ij->j", R, R))
+        norms[chosen] = -1.0
+        j = int(np.flatnonzero(norms >= norms.max() * (1 - rtol))[0])
+        chosen.append(j)
+        if norms[j] > 0:
+            q = R[:, j] / norms[j]
+            R = R - np.outer(q, q @ R)
+    return chosen
+
+
 def _rho_squared(C: arb_mat, idx, k: int, affine: bool, prec: int) -> arb:
     """A lower bound of min over k-dim (affine) subspaces F of sum_t dist(c_t, F)^2."""
     m = len(idx)
@@ -140,10 +162,7 @@ def _rho_squared(C: arb_mat, idx, k: int, affine: bool, prec: int) -> arb:
     if k + 1 > (m - 1 if affine else m) or k + 1 > N:
         return arb(0)
     mid = np.array([[float(x.mid()) for x in c] for c in cols])
-    import scipy.linalg
-
-    _, piv = scipy.linalg.qr(mid.T, pivoting=True, mode="r")  # the best-conditioned k+1 columns
-    J = sorted(piv[:k + 1].tolist())
+    J = sorted(_stable_pivots(mid.T, k + 1))  # the best-conditioned k+1 columns
     sub = arb_mat([cols[i] for i in J])  # (k+1) x N: rows are the chosen centered columns
     try:
         s = sigma_min_lower_bound(sub, prec=prec).value  # sigma_min >= s (a one-sided bound)

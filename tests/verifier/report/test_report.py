@@ -27,14 +27,15 @@ def results(out) -> dict:
 
 @pytest.fixture(scope="module")
 def quick_runs(tmp_path_factory):
-    """The quick report, twice, into two folders: the second on "another machine" (the
-    project's numpy.linalg / dot / matmul / sum results a few ulps off: tests/perturb.py)."""
+    """The quick report, twice, into two folders: the second on "another machine"
+    (tests/another_machine.py: LAPACK results a few ulps off, products and sums in
+    other summation orders)."""
     import contextlib
 
-    from tests.perturb import another_machine
+    from another_machine import on_another_machine
 
     runs = []
-    for i, machine in enumerate((contextlib.nullcontext(), another_machine(ulps=4, seed=2))):
+    for i, machine in enumerate((contextlib.nullcontext(), on_another_machine(ulps=4, seed=2))):
         out = tmp_path_factory.mktemp(f"quick{i}")
         with machine:
             code = report.write_report(out=out, mode="quick", seed=0, argv=["mha-verify", "report", "--quick"])
