@@ -55,12 +55,6 @@ def for_order(order: str, A, B):
     return A[:2, :1024], B[:1024]
 
 
-@pytest.fixture(params=ALL_ORDERS)
-def order(request):
-    with summation_order(request.param):
-        yield request.param
-
-
 def nonnegative_cases():
     """(name, P, Q): nonnegative operands where some order loses everything."""
     rng = np.random.default_rng(17)

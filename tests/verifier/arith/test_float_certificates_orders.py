@@ -49,12 +49,6 @@ from verifier.errors import InsufficientPrecision
 M_LONG = 4096
 
 
-@pytest.fixture(params=ALL_ORDERS)
-def order(request):
-    with summation_order(request.param):
-        yield request.param
-
-
 def corners(mid, rad, count: int = 3, seed: int = 0):
     """Members of the ball: the midpoint and ``count`` sign patterns of mid +/- rad (floats, exact)."""
     out = [mid]

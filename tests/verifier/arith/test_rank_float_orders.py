@@ -10,19 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from flint import arb_mat
-from summation_orders import ALL_ORDERS, summation_order
 
 from verifier.arith.compare import Decision
 from verifier.arith.exact import exact_rank
 from verifier.arith.float_certificates import FloatBall
 from verifier.arith.independence import SubsetIndependence
 from verifier.arith.rank import certify_rank_lower_bound, certify_rank_lower_bound_lazy
-
-
-@pytest.fixture(params=ALL_ORDERS)
-def order(request):
-    with summation_order(request.param):
-        yield request.param
 
 
 def rank_cases():
