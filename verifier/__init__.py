@@ -21,3 +21,31 @@ A layer imports only the layers listed before it; nothing in ``verifier``
 imports ``proofs`` (the registry discovers the checker packages by name).
 """
 __version__ = "0.1.0"
+
+import os as _os
+import platform as _platform
+
+#: The CPU kernels torch and MKL run, pinned before torch loads (``setdefault``: a value the user set
+#: wins).  Training in float32 sums in the order of the SIMD width its kernels pick: AVX-512 and
+#: AVX2 kernels give other memorized counts on the same seed (measured: the quick Fig. 2a sweep,
+#: 152 numbers differ between ATEN_CPU_CAPABILITY=avx2 and this AVX-512 machine's default).  Pinned
+#: to AVX2 (``default``/``COMPATIBLE`` on a CPU without it), every x86-64 machine with AVX2 trains
+#: the same bits; run.json records the kernels a report actually ran (``cpu_kernels``).
+PINNED_CPU_KERNELS: dict = {}
+
+
+def _pin_cpu_kernels() -> None:
+    if _platform.machine().lower() not in ("x86_64", "amd64"):
+        return  # MKL and these capability names are x86's
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as features
+    except ImportError:  # numpy 1.x
+        from numpy.core._multiarray_umath import __cpu_features__ as features
+    avx2 = bool(features.get("AVX2")) and bool(features.get("FMA3"))
+    wanted = {"ATEN_CPU_CAPABILITY": "avx2" if avx2 else "default", "MKL_CBWR": "AVX2" if avx2 else "COMPATIBLE",
+              "ONEDNN_MAX_CPU_ISA": "AVX2" if avx2 else "SSE41"}
+    for key, value in wanted.items():
+        PINNED_CPU_KERNELS[key] = _os.environ.setdefault(key, value)
+
+
+_pin_cpu_kernels()

@@ -6,6 +6,8 @@ when torch sees one, else the CPU.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import torch
 
 from verifier.errors import InvalidInstance
@@ -31,3 +33,32 @@ def training_device(device=None) -> torch.device:
     if device is not None:
         return torch.device(device)
     return _DEVICE[0] if _DEVICE[0] is not None else default_device()
+
+
+#: torch's intra-op threads while a job trains on the CPU: a parallel reduction sums in chunks
+#: that depend on the thread count, so the count is part of the computation, the same on every
+#: machine (the CPU kernels are pinned in verifier/__init__.py); benchmarks may ask for others
+CPU_TRAINING_THREADS = 2
+
+
+@contextmanager
+def training_threads(device, threads: int | None = None):
+    """Within the block, a CPU device trains with ``threads`` (default
+    :data:`CPU_TRAINING_THREADS`) intra-op threads; the count before is restored after.
+
+    >>> before = torch.get_num_threads()
+    >>> with training_threads(torch.device("cpu"), 1):
+    ...     torch.get_num_threads()
+    1
+    >>> torch.get_num_threads() == before
+    True
+    """
+    if torch.device(device).type != "cpu":
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads or CPU_TRAINING_THREADS)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

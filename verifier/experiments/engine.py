@@ -46,7 +46,7 @@ import torch
 
 from verifier.errors import InvalidInstance
 from verifier.experiments.batched_model import BatchedAttention
-from verifier.experiments.devices import training_device
+from verifier.experiments.devices import training_device, training_threads
 from verifier.experiments.plateau import Plateau, PlateauState
 
 TASKS = ("classification", "regression")
@@ -280,7 +280,14 @@ class Job:
 
 def train_panel(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe: Recipe = Recipe(),
                 embedding: bool = True, device=None, keep_model: bool = False) -> PanelResult:
-    """Train every run of ``runs`` at once; see the module docstring."""
+    """Train every run of ``runs`` at once; see the module docstring.  On the CPU with
+    :data:`~verifier.experiments.devices.CPU_TRAINING_THREADS` threads, whatever the machine."""
+    with training_threads(training_device(device)):
+        return _train_panel(datasets, runs, d_out=d_out, recipe=recipe, embedding=embedding, device=device,
+                            keep_model=keep_model)
+
+
+def _train_panel(datasets, runs, *, d_out, recipe, embedding, device, keep_model) -> PanelResult:
     job = Job(datasets, runs, d_out=d_out, recipe=recipe, embedding=embedding, device=device)
     device, M, task, model, total = job.device, job.M, job.task, job.model, job.total.clone()
     live = list(range(M))  # the job's rows -> runs (stopped runs leave the job)

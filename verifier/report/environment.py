@@ -55,8 +55,20 @@ def _git_commit() -> str:
         return "unknown"
 
 
+def _cpu_kernels() -> dict:
+    """The CPU kernels pinned for torch and MKL (``verifier.PINNED_CPU_KERNELS``) and the ones
+    torch runs: the experiments' numbers are the same bits on machines that run the same."""
+    import verifier
+
+    out = dict(verifier.PINNED_CPU_KERNELS)
+    if "torch" in sys.modules:
+        out["torch runs"] = sys.modules["torch"].backends.cpu.get_cpu_capability()
+    return out
+
+
 def run_environment() -> dict:
-    return {"versions": _versions(), "machine": _machine(), "git_commit": _git_commit()}
+    return {"versions": _versions(), "machine": _machine(), "cpu_kernels": _cpu_kernels(),
+            "git_commit": _git_commit()}
 
 
 #: keys whose values change from run to run (timings): kept out of
