@@ -31,10 +31,14 @@ import platform as _platform
 #: 152 numbers differ between ATEN_CPU_CAPABILITY=avx2 and this AVX-512 machine's default).  Pinned
 #: to AVX2 (``default``/``COMPATIBLE`` on a CPU without it), every x86-64 machine with AVX2 trains
 #: the same bits; run.json records the kernels a report actually ran (``cpu_kernels``).
+#: OMP_WAIT_POLICY=PASSIVE: torch's OpenMP threads sleep instead of spinning while they wait (the
+#: arithmetic is the same); spinning threads on a loaded machine made the quick Fig. 2a sweep at 2
+#: threads take 129 s instead of 5.4 s (measured at load 4 on 2 cores, the same numbers either way).
 PINNED_CPU_KERNELS: dict = {}
 
 
 def _pin_cpu_kernels() -> None:
+    PINNED_CPU_KERNELS["OMP_WAIT_POLICY"] = _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     if _platform.machine().lower() not in ("x86_64", "amd64"):
         return  # MKL and these capability names are x86's
     try:

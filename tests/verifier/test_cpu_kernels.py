@@ -26,7 +26,7 @@ def _features() -> dict:
 
 def _fresh(code: str, **env) -> dict:
     """``code``'s JSON output in a fresh interpreter (nothing imported yet)."""
-    base = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA")}
+    base = {k: v for k, v in os.environ.items() if k not in verifier.PINNED_CPU_KERNELS}
     out = subprocess.run([sys.executable, "-c", code], env={**base, **env}, capture_output=True, text=True,
                          timeout=120, check=True)
     return json.loads(out.stdout)
@@ -38,6 +38,7 @@ def test_importing_verifier_pins_what_the_cpu_supports():
     got = _fresh("import json, os, verifier; print(json.dumps(verifier.PINNED_CPU_KERNELS))")
     assert got["ATEN_CPU_CAPABILITY"] == ("avx2" if avx2 else "default")
     assert got["MKL_CBWR"] == ("AVX2" if avx2 else "COMPATIBLE")
+    assert got["OMP_WAIT_POLICY"] == "PASSIVE"
 
 
 def test_torch_runs_the_pinned_kernels_even_when_imported_first():
@@ -57,6 +58,7 @@ def test_a_value_the_user_set_wins():
 
 
 def test_this_process_records_what_it_pinned():
-    assert set(verifier.PINNED_CPU_KERNELS) == {"ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA"}
+    assert set(verifier.PINNED_CPU_KERNELS) == {"ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA",
+                                                "OMP_WAIT_POLICY"}
     for key, value in verifier.PINNED_CPU_KERNELS.items():
         assert os.environ[key] == value
