@@ -169,12 +169,21 @@ class SubsetIndependence:
         self.V, (self.m, self.d) = V, V.shape
         self.float_exact = V.dtype != object
         self.backend = backend
-        self._rows = [[_ratio(x) for x in row] for row in V.tolist()]
+        self._exact_rows: list[list[tuple[int, int]]] | None = None
         self._mod: dict[int, np.ndarray] = {}
         self._proj: dict[tuple[int, int], np.ndarray] = {}
         self._q: list[list[fmpq]] | None = None
         self._fproj: dict = {}
         self._gram = None
+
+    @property
+    def _rows(self) -> list[list[tuple[int, int]]]:
+        """Each entry as (p, q), p / q exactly; formed on first use (the
+        modular and rational tests need it; a batch the float certificates
+        prove independent does not)."""
+        if self._exact_rows is None:
+            self._exact_rows = [[_ratio(x) for x in row] for row in self.V.tolist()]
+        return self._exact_rows
 
     def _vmod(self, p: int) -> np.ndarray:
         """Row i scaled by 2^e_i to integers, mod p (independence unchanged)."""

@@ -99,6 +99,9 @@ def test_gram_route_then_exact_gives_the_exact_answers():
         assert sets._float_certified(idx[:-1]).all()  # the independent ones need no modular test
         T, v = sets.circuit(*dep)
         assert sorted(T) == [0, 1, 2, 23]
+        fresh = SubsetIndependence(V, backend=backend)  # a batch the float route decides reads no exact rationals
+        assert fresh.independent(idx[:-1])[0].all() and fresh._exact_rows is None
+        assert fresh.independent(idx[-1:])[1][0] == list(range(k))  # ... and they are formed when needed
 
 
 def test_gram_route_leaves_out_of_range_rows_to_the_other_tests():
