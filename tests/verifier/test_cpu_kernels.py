@@ -62,3 +62,10 @@ def test_this_process_records_what_it_pinned():
                                                 "OMP_WAIT_POLICY"}
     for key, value in verifier.PINNED_CPU_KERNELS.items():
         assert os.environ[key] == value
+
+
+def test_run_json_records_the_variables_pinned():
+    from verifier.report.environment import KERNEL_VARIABLES, run_environment
+
+    assert set(KERNEL_VARIABLES) == set(verifier.PINNED_CPU_KERNELS)
+    assert run_environment()["cpu_kernels"].items() >= verifier.PINNED_CPU_KERNELS.items()

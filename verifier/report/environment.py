@@ -55,12 +55,15 @@ def _git_commit() -> str:
         return "unknown"
 
 
-def _cpu_kernels() -> dict:
-    """The CPU kernels pinned for torch and MKL (``verifier.PINNED_CPU_KERNELS``) and the ones
-    torch runs: the experiments' numbers are the same bits on machines that run the same."""
-    import verifier
+#: the variables that choose the CPU kernels torch, MKL, oneDNN and OpenMP run (verifier/__init__.py
+#: pins them before torch loads; a value the user set wins)
+KERNEL_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA", "OMP_WAIT_POLICY")
 
-    out = dict(verifier.PINNED_CPU_KERNELS)
+
+def _cpu_kernels() -> dict:
+    """The kernel variables this process runs with and the kernels torch runs: the experiments'
+    numbers are the same bits on machines that run the same."""
+    out = {k: os.environ.get(k, "unset") for k in KERNEL_VARIABLES}
     if "torch" in sys.modules:
         out["torch runs"] = sys.modules["torch"].backends.cpu.get_cpu_capability()
     return out
