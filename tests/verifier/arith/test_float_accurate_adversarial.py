@@ -194,3 +194,42 @@ def test_column_maxima_decide_the_fallback(b):
     assert _path(b, A, COLS * np.array([1.0, 0.0])) == "sliced"  # a zero column
     assert _path(b, A, COLS * np.array([1.0, 2.0**-302])) == "plain"  # one tiny column: rows of B stay normal
     assert _path(b, A, np.abs(COLS) * np.array([2.0**-301, 1.0])) == "plain"
+
+
+# -- the Sum2 term of the radius ---------------------------------------------------------------------------------------
+# The nine slice products p are exact (every order), and Sum2's result satisfies, for n = 9 terms,
+#   |mid - sum p| <= u |mid| + gamma_7 sum_{i>=2} |q_i|,  |q_i| <= u |s_i| <= u (1 + gamma_8) sum |p|
+# (TwoSum is error-free; the error sum err has 7 roundings; s_i are the computed partial sums), so the radius must be
+# at least u |mid| + 8 u gamma_7 (1 + gamma_8) sum |p|: the NEED below, in exact rationals from the exact slices.
+# Inputs: p_11 dominant (mid ~ p_11: the u |mid| term and the sum |p| term side by side) and p_12 = -p_21 (mid = 0:
+# the sum |p| term alone).
+
+
+def _slice_products(A, B):
+    """The nine products A_s B_t of the slices, exactly (Fractions), as accurate_matmul forms them."""
+    b = get_backend("numpy")
+    rho = float_accurate._rho(A.shape[1])
+    As, _ = float_accurate._split(b, A, 1, rho)
+    Bs, _ = float_accurate._split(b, B.T, 1, rho)
+    return [exact_matmul(a, bt.T) for a in As for bt in Bs]
+
+
+def _need(p, mid, i, j):
+    from verifier.arith.float_bounds import U, gamma
+
+    total = sum(abs(x[i][j]) for x in p)
+    return U * abs(Fraction(float(mid[i, j]))) + 8 * U * gamma(7) * (1 + gamma(8)) * total
+
+
+@pytest.mark.parametrize("b", backends(), ids=_ids)
+def test_the_radius_covers_sum2s_derived_error(b):
+    cases = [  # (A, B): p_11 dominant; p_12 = -p_21 with p_11 = 0; a mixture of signs and slices
+        (np.array([[1.0, 2.0**-40]]), np.array([[1.0], [-(2.0**-40)]])),
+        (np.array([[2.0**-40, 1.0]]), np.array([[1.0], [-(2.0**-40)]])),
+        (np.array([[3.0, -(2.0**-30), 5 * 2.0**-61]]), np.array([[1.0 + 2.0**-29], [7.0], [-(2.0**-45)]])),
+    ]
+    for A, B in cases:
+        p = _slice_products(A, B)
+        assert sum(1 for x in p if x[0][0] != 0) >= 2  # the Sum2 term is exercised
+        mid, rad, _ = _encloses(b, A, B)
+        assert Fraction(float(rad[0, 0])) >= _need(p, mid, 0, 0), (A, B)
