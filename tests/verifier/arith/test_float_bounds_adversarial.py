@@ -338,6 +338,10 @@ def test_check_range_checks_the_operands_after_a_missing_radius(bad):
         fb.check_range(NP, np.ones(2), None, np.array([1.0, bad]))
     with pytest.raises(fb.FloatRangeError):
         fb.ball_matmul(NP, np.ones((1, 2)), None, np.ones((2, 1)), np.array([[0.5], [bad]]))
+    # an exact A (no radius): B_mid reaches no later range check (gamma_k |B_mid| is below 2^400): its own must refuse it
+    for B_rad in (None, np.full((2, 1), 0.5)):
+        with pytest.raises(fb.FloatRangeError):
+            fb.ball_matmul(NP, np.ones((1, 2)), None, np.array([[1.0], [bad]]), B_rad)
 
 
 def test_rowsum_up_of_stacks_sums_the_last_axis_in_every_order(order):
