@@ -85,3 +85,28 @@ def test_a_non_finite_entry_with_a_finite_radius_proves_nothing():
         assert scaled_unit_rows(A, np.zeros(A.shape))[2][0]
         est, lo = rho_screen(A, np.zeros(A.shape))
         assert lo[0] == 0.0 and est[0] == 0.0
+
+
+# -- _cholesky_defect: the diagonal shift's rounding, k = 1 ------------------------------------------------------------
+# The cases of test_float_certificates_adversarial.py::test_cholesky_defect_covers_the_rounding_of_the_shift (the same
+# bound, per matrix of a stack here): G = [g], c tiny, fl(g - c) rounds by up to u g, L = the float Cholesky factor and
+# the exact defect |g - c - L^2| is within 1.3x of the bound, the shift term about half of it.
+
+DEFECT_CASES = [(1.0, -(1 - 2.0**-10) * 2.0**-53), (1.0, -0.75 * 2.0**-53), (1.0, 0.9 * 2.0**-54),
+                (1.0464192167346802, 1.0788003047149783e-16), (1.2083788913211577, -1.1030625072422738e-16),
+                (1.0473445381142439, -1.1049843434139832e-16)]
+
+
+def test_cholesky_defect_covers_the_rounding_of_the_shift():
+    from verifier.arith.backend import get_backend
+    from verifier.arith.robustness_screen import _cholesky_defect
+
+    G = np.array([[[g]] for g, _ in DEFECT_CASES])
+    c = np.array([s for _, s in DEFECT_CASES])
+    out = _cholesky_defect(get_backend("numpy"), G, c)
+    Gs = G.copy()
+    Gs[:, 0, 0] -= c
+    L = np.linalg.cholesky(Gs)  # the same call on the same input as the screen's (the same factor on every machine)
+    for j, (g, s) in enumerate(DEFECT_CASES):
+        E = Fraction(g) - Fraction(s) - Fraction(float(L[j, 0, 0])) ** 2
+        assert Fraction(float(out[j])) >= abs(E), (g, s, float(out[j]), float(E))
