@@ -118,3 +118,64 @@ def test_size_hypotheses_at_the_boundary():
     assert [x.status for x in h] == ["certified", "certified"]
     h = thm1.size_hypotheses(inst, T=cap + 1)
     assert h[0].status == "refuted"
+
+
+def _spied_counterexample(monkeypatch, undecided_first: bool = False, S: int = 2, T0: int | None = None):
+    """value_rank_counterexample with certify_rank_lower_bound spied on: the
+    matrices it certified (A' first, then R_h P_v per head) and the result."""
+    from dataclasses import replace as dc_replace
+
+    from proofs.dana2025 import route_steps
+
+    seen = []
+    real = route_steps.certify_rank_lower_bound
+
+    def spy(A, k=None, **kw):
+        out = real(A, k, **kw)
+        seen.append(A)
+        if undecided_first and len(seen) == 1:
+            out = dc_replace(out, decision=Decision.UNDECIDED)
+        return out
+
+    monkeypatch.setattr(route_steps, "certify_rank_lower_bound", spy)
+    inst = make_sequence_instance(N=4, S=S, d=2, d_h=1, H=2, seed=0)
+    seqs = inst.sequences[:T0] if T0 else inst.sequences
+    rp = draw_route_parameters(N=inst.N, S=inst.S, d=inst.d, d_h=inst.d_h, H=inst.H, seed=0)
+    return inst, seqs, rp, value_rank_counterexample(seqs, rp, d_h=1, seed=0), seen
+
+
+@pytest.mark.parametrize("S,T0", [(2, None), (3, 3)])  # T0 = d + 1: c is the only null direction of X_S
+def test_value_rank_counterexample_is_one(monkeypatch, S, T0):
+    """A FALSE names a real counterexample: X_S c = 0 exactly for the true
+    X_S = [e(s_S) + pos_S] (recomputed here), the skip rows of the certified
+    A' are that X_S, and each certified W_V^h = R_h P_v maps v_h = A^h c to 0
+    (a ball around 0, up to the balls' widths)."""
+    from fractions import Fraction
+
+    from flint import arb_mat, fmpq
+
+    inst, seqs, rp, res, seen = _spied_counterexample(monkeypatch, S=S, T0=T0)
+    T = len(seqs)
+    assert res["decision"] is Decision.FALSE and T > inst.d
+    c = [fmpq(*map(int, x.split("/"))) if "/" in x else fmpq(int(x)) for x in res["c (exact, X_S c = 0)"]]
+    assert any(x != 0 for x in c)
+    XS = [[Fraction(float(rp.e[s[-1], j])) + Fraction(float(rp.pos[-1, j])) for s in seqs.tolist()]
+          for j in range(inst.d)]
+    for row in XS:
+        assert sum(Fraction(int(a.p), int(a.q)) * x for a, x in zip(c, row)) == 0
+    Aprime = seen[0]
+    for j in range(inst.d):
+        for t in range(T):
+            x = XS[j][t]
+            assert Aprime[j, t].contains(fmpq(x.numerator, x.denominator)) and Aprime[j, t].rad() == 0
+    cb = arb_mat([[x] for x in c])
+    for h, WV in enumerate(seen[1:]):
+        Ah = arb_mat([[Aprime[inst.d * (h + 1) + j, t] for t in range(T)] for j in range(inst.d)])
+        out = WV * (Ah * cb)
+        assert all(out[i, 0].contains(0) and abs(out[i, 0].mid()) < 1e-20 for i in range(out.nrows()))
+
+
+def test_value_rank_counterexample_needs_the_rank_of_A_prime(monkeypatch):
+    """Without the certificate rank A' = T0 there is no counterexample: UNDECIDED, never FALSE."""
+    res = _spied_counterexample(monkeypatch, undecided_first=True)[3]
+    assert res["decision"] is Decision.UNDECIDED
