@@ -179,3 +179,28 @@ def test_value_rank_counterexample_needs_the_rank_of_A_prime(monkeypatch):
     """Without the certificate rank A' = T0 there is no counterexample: UNDECIDED, never FALSE."""
     res = _spied_counterexample(monkeypatch, undecided_first=True)[3]
     assert res["decision"] is Decision.UNDECIDED
+
+
+def test_head0_gaps_with_positions_and_three_tokens():
+    """S = 3 and nonzero positions: g(t) = ||x_S||^2 - max_{s < S} x_S^T x_s
+    with x_s = e[q_s] + pos_s, recomputed here in rationals; a gap of 1/2 (in
+    (0, 1]) holds, and only the first three failing sequences are named."""
+    from fractions import Fraction
+
+    e = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [2.0, 0.0]])
+    pos = np.array([[0.0, 0.25], [0.5, 0.0], [0.25, 0.0]])
+    seqs = np.array([[0, 1, 3], [1, 2, 0], [3, 3, 3], [2, 1, 0], [0, 0, 0], [1, 1, 1], [2, 2, 2]])
+
+    def gap(seq):
+        X = [[Fraction(e[q, j]) + Fraction(pos[s, j]) for j in range(2)] for s, q in enumerate(seq)]
+        dots = [sum(a * b for a, b in zip(X[-1], x)) for x in X]
+        return dots[-1] - max(dots[:-1])
+
+    res = head0_limit(seqs, e, pos)
+    gaps = [gap(s) for s in seqs.tolist()]
+    bad = [s for s, g in zip(seqs.tolist(), gaps) if g <= 0]
+    assert res["sequences with g(t) <= 0 (head 0 does not tend to x(t,S))"] == len(bad) >= 4
+    assert res["first such"] == bad[:3] and res["smallest gap g (exact)"] == str(min(gaps))
+    assert res["decision"] is Decision.FALSE
+    half = head0_limit(np.array([[1, 0]]), np.array([[1.0, 0.0], [0.5, 0.5]]), np.zeros((2, 2)))  # g = 1/2
+    assert half["decision"] is Decision.TRUE and half["smallest gap g (exact)"] == "1/2"
