@@ -204,3 +204,13 @@ def test_head0_gaps_with_positions_and_three_tokens():
     assert res["decision"] is Decision.FALSE
     half = head0_limit(np.array([[1, 0]]), np.array([[1.0, 0.0], [0.5, 0.5]]), np.zeros((2, 2)))  # g = 1/2
     assert half["decision"] is Decision.TRUE and half["smallest gap g (exact)"] == "1/2"
+
+
+def test_value_rank_counterexample_needs_rank_T0_not_any_rank():
+    """A repeated sequence makes rank A' < T0: no counterexample (UNDECIDED),
+    even though A' has a certifiable rank below T0."""
+    inst = make_sequence_instance(N=4, S=2, d=2, d_h=1, H=2, seed=0)
+    rp = draw_route_parameters(N=inst.N, S=inst.S, d=inst.d, d_h=inst.d_h, H=inst.H, seed=0)
+    seqs = np.concatenate([inst.sequences, inst.sequences[:1]])
+    res = value_rank_counterexample(seqs, rp, d_h=1, seed=0)
+    assert res["decision"] is Decision.UNDECIDED and res["T0"] == len(seqs)
