@@ -214,3 +214,19 @@ def test_value_rank_counterexample_needs_rank_T0_not_any_rank():
     seqs = np.concatenate([inst.sequences, inst.sequences[:1]])
     res = value_rank_counterexample(seqs, rp, d_h=1, seed=0)
     assert res["decision"] is Decision.UNDECIDED and res["T0"] == len(seqs)
+
+
+def test_value_rank_counterexample_needs_full_rank_W_V(monkeypatch):
+    """R_h = 0 (a degenerate draw) makes W_V^h = R_h P_v rank 0 < d_h: no
+    counterexample of this form (UNDECIDED), not a certified lower rank."""
+    from proofs.dana2025 import route_steps
+
+    class Zeros:
+        def integers(self, low, high, size):
+            return np.zeros(size, dtype=int)
+
+    monkeypatch.setattr(route_steps, "rng_for", lambda *a: Zeros())
+    inst = make_sequence_instance(N=4, S=2, d=2, d_h=1, H=2, seed=0)
+    rp = draw_route_parameters(N=inst.N, S=inst.S, d=inst.d, d_h=inst.d_h, H=inst.H, seed=0)
+    res = value_rank_counterexample(inst.sequences, rp, d_h=1, seed=0)
+    assert res["decision"] is Decision.UNDECIDED
