@@ -88,6 +88,7 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
                                                   T + "proofs/mahdavi2024/test_step2_linear_readout.py"]),
     # the whole float path (issue 17): each target with the summation-order tests (tests/summation_orders.py)
     "float_bounds": ("verifier/arith/float_bounds.py", FLOAT_ORDERS + [T + "verifier/arith/test_float_certificates.py",
+                                                                       T + "verifier/arith/test_check_ieee_adversarial.py",
                                                                        T + "verifier/model/test_mha_float.py"]),
     "float_accurate": ("verifier/arith/float_accurate.py", FLOAT_ORDERS + [T + "verifier/arith/test_float_accurate_adversarial.py",
                                                                            T + "verifier/model/test_mha_float.py"]),
@@ -98,6 +99,7 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
                                                              T + "verifier/arith/test_backend_adversarial.py",
                                                              T + "verifier/model/test_mha_float.py"]),
     "robustness_screen": ("verifier/arith/robustness_screen.py", FLOAT_ORDERS + [T + "verifier/arith/test_robustness_screen.py",
+                                                                                 T + "verifier/arith/test_robustness_screen_adversarial.py",
                                                                                  T + "verifier/arith/test_rank_float_orders.py"]),
     # the deciding lines of the proofs (plain functions of these modules)
     "lemma4": ("proofs/mahdavi2024/lemma4_softmax_saturation.py",

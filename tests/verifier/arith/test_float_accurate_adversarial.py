@@ -143,3 +143,93 @@ def test_outer_up_is_above_the_exact_products_in_the_underflow_range():
     for i in range(3):
         for j in range(3):
             assert Fraction(float(o[i, j])) >= Fraction(float(x[i, 0])) * Fraction(float(y[0, j]))
+
+
+@pytest.mark.parametrize("which", [0, 1])
+@pytest.mark.parametrize("bad", [np.inf, np.nan, 2.0**401])
+def test_accurate_matmul_checks_the_range_of_both_operands(which, bad):
+    from verifier.arith.float_bounds import FloatRangeError
+
+    ops = [np.ones((2, 3)), np.ones((3, 2))]
+    ops[which][1, 1] = bad
+    with pytest.raises(FloatRangeError):
+        accurate_matmul(get_backend("numpy"), *ops)
+
+
+# -- the fallback to the plain bound: row maxima of A, column maxima of B below 2^-300 ---------------------------------
+# Rows t (1, -1, 1/2, -1/2) against columns (1, 1, 1, 1) and (2, 2, 1, 1): every product is exactly 0.  The sliced
+# path holds each entry in its first slice and multiplies exactly, so its radius is a few SLACK = 2^-500 in every
+# order; the plain bound's radius is at least gamma_k (|A||B|)_ij (about 2^-351 for t = 2^-300).  Which one answers
+# is the documented contract: the plain bound iff a NONZERO row maximum of |A| or column maximum of |B| is BELOW 2^-300.
+
+ROW = np.array([1.0, -1.0, 0.5, -0.5])
+COLS = np.array([[1.0, 2.0], [1.0, 2.0], [1.0, 1.0], [1.0, 1.0]])
+
+
+def _path(b, A, B):
+    """'plain' if every radius is >= gamma_k (|A||B|)_ij, 'sliced' if every nonzero one is below it."""
+    from verifier.arith.float_bounds import gamma
+
+    mid, rad, _ = _encloses(b, A, B)
+    g = gamma(A.shape[1])
+    absAB = exact_matmul(np.abs(A), np.abs(B))
+    above = [Fraction(float(rad[i, j])) >= g * absAB[i][j] for i in range(A.shape[0]) for j in range(B.shape[1])
+             if absAB[i][j] != 0]
+    return "plain" if all(above) else "sliced" if not any(above) else "mixed"
+
+
+@pytest.mark.parametrize("b", backends(), ids=_ids)
+def test_row_maxima_decide_the_fallback(b):
+    B = COLS
+    assert _path(b, np.stack([ROW, ROW * 2.0**-300]), B) == "sliced"  # a row maximum of exactly 2^-300: not below
+    assert _path(b, np.stack([ROW, ROW * 0.0]), B) == "sliced"  # a zero row is not a tiny one
+    assert _path(b, np.stack([ROW, ROW * 2.0**-301]), B) == "plain"  # one tiny row (the other normal)
+    assert _path(b, np.stack([ROW * 2.0**-301, ROW * 2.0**-301]), B * 2.0**-301) == "plain"  # everything tiny
+
+
+@pytest.mark.parametrize("b", backends(), ids=_ids)
+def test_column_maxima_decide_the_fallback(b):
+    A = np.stack([ROW, ROW * 3.0])
+    assert _path(b, A, COLS * np.array([1.0, 2.0**-301])) == "sliced"  # a column maximum of exactly 2^-300
+    assert _path(b, A, COLS * np.array([1.0, 0.0])) == "sliced"  # a zero column
+    assert _path(b, A, COLS * np.array([1.0, 2.0**-302])) == "plain"  # one tiny column: rows of B stay normal
+    assert _path(b, A, np.abs(COLS) * np.array([2.0**-301, 1.0])) == "plain"
+
+
+# -- the Sum2 term of the radius ---------------------------------------------------------------------------------------
+# The nine slice products p are exact (every order), and Sum2's result satisfies, for n = 9 terms,
+#   |mid - sum p| <= u |mid| + gamma_7 sum_{i>=2} |q_i|,  |q_i| <= u |s_i| <= u (1 + gamma_8) sum |p|
+# (TwoSum is error-free; the error sum err has 7 roundings; s_i are the computed partial sums), so the radius must be
+# at least u |mid| + 8 u gamma_7 (1 + gamma_8) sum |p|: the NEED below, in exact rationals from the exact slices.
+# Inputs: p_11 dominant (mid ~ p_11: the u |mid| term and the sum |p| term side by side) and p_12 = -p_21 (mid = 0:
+# the sum |p| term alone).
+
+
+def _slice_products(A, B):
+    """The nine products A_s B_t of the slices, exactly (Fractions), as accurate_matmul forms them."""
+    b = get_backend("numpy")
+    rho = float_accurate._rho(A.shape[1])
+    As, _ = float_accurate._split(b, A, 1, rho)
+    Bs, _ = float_accurate._split(b, B.T, 1, rho)
+    return [exact_matmul(a, bt.T) for a in As for bt in Bs]
+
+
+def _need(p, mid, i, j):
+    from verifier.arith.float_bounds import U, gamma
+
+    total = sum(abs(x[i][j]) for x in p)
+    return U * abs(Fraction(float(mid[i, j]))) + 8 * U * gamma(7) * (1 + gamma(8)) * total
+
+
+@pytest.mark.parametrize("b", backends(), ids=_ids)
+def test_the_radius_covers_sum2s_derived_error(b):
+    cases = [  # (A, B): p_11 dominant; p_12 = -p_21 with p_11 = 0; a mixture of signs and slices
+        (np.array([[1.0, 2.0**-40]]), np.array([[1.0], [-(2.0**-40)]])),
+        (np.array([[2.0**-40, 1.0]]), np.array([[1.0], [-(2.0**-40)]])),
+        (np.array([[3.0, -(2.0**-30), 5 * 2.0**-61]]), np.array([[1.0 + 2.0**-29], [7.0], [-(2.0**-45)]])),
+    ]
+    for A, B in cases:
+        p = _slice_products(A, B)
+        assert sum(1 for x in p if x[0][0] != 0) >= 2  # the Sum2 term is exercised
+        mid, rad, _ = _encloses(b, A, B)
+        assert Fraction(float(rad[0, 0])) >= _need(p, mid, 0, 0), (A, B)

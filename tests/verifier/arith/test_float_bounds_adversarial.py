@@ -328,3 +328,35 @@ def test_stacked_long_dot_products_use_the_inner_dimension(b):
         e = sum(map(Fraction, P[i, 0].tolist()), Fraction(0))
         assert Fraction(float(up[i, 0, 0])) >= e
         assert abs(Fraction(float(C[i, 0, 0])) - e) <= Fraction(float(R[i, 0, 0]))
+
+
+@pytest.mark.parametrize("bad", [np.inf, 2.0**401])
+def test_check_range_checks_the_operands_after_a_missing_radius(bad):
+    """A None operand (an exact matrix: no radius) is skipped, not the end of
+    the list: ball_matmul(A, None, B, B_rad) checks B and B_rad."""
+    with pytest.raises(fb.FloatRangeError):
+        fb.check_range(NP, np.ones(2), None, np.array([1.0, bad]))
+    with pytest.raises(fb.FloatRangeError):
+        fb.ball_matmul(NP, np.ones((1, 2)), None, np.ones((2, 1)), np.array([[0.5], [bad]]))
+    # an exact A (no radius): B_mid reaches no later range check (gamma_k |B_mid| is below 2^400): its own must refuse it
+    for B_rad in (None, np.full((2, 1), 0.5)):
+        with pytest.raises(fb.FloatRangeError):
+            fb.ball_matmul(NP, np.ones((1, 2)), None, np.array([[1.0], [bad]]), B_rad)
+
+
+def test_rowsum_up_of_stacks_sums_the_last_axis_in_every_order(order):
+    """Stacks (2, 1, k), k = 4096, of one 1.0 and k - 1 terms below half its
+    ulp: the sum runs over the LAST axis (gamma_k, not gamma of axis 1), and
+    in the orders that lose every small term the gamma_k surplus is needed."""
+    k = 4096
+    M = np.stack([_long_nonneg(k, 11)[None, :], _long_nonneg(k, 12)[None, :]])
+    bs = [NP]
+    try:
+        bs.append(get_backend("torch-cpu"))
+    except Exception:  # pragma: no cover - torch is a dependency
+        pass
+    for b in bs:
+        s = b.to_numpy(fb.rowsum_up(b, b.asarray(M)))
+        assert s.shape == (2, 1), b.name
+        for i in range(2):
+            assert Fraction(float(s[i, 0])) >= sum(map(Fraction, M[i, 0].tolist()), Fraction(0)), (b.name, i)
