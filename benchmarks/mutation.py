@@ -412,12 +412,17 @@ def _string_only(minus: list[str], plus: list[str], source: str) -> bool:
     lines = source.splitlines()
     where = [i + 1 for i, ln in enumerate(lines) if ln.strip() in minus]
     for _, lit in changed:
-        value = ast.literal_eval(lit) if not lit.lstrip("rRbB").startswith(("f", "F")) else None
+        # the literal is one piece of a string node (a piece of an implicitly concatenated string
+        # is a token of its own, the node spans every piece and every line of them)
         nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.Constant, ast.JoinedStr))
-                 and getattr(n, "lineno", 0) in where and ast.get_source_segment(source, n) == lit]
+                 and any(getattr(n, "lineno", 0) <= w <= (getattr(n, "end_lineno", None) or 0) for w in where)
+                 and lit in _tokens_of(ast.get_source_segment(source, n) or "")]
         if not nodes or not all(_text_context(tree, parents, n) for n in nodes):
             return False
-        if value is not None:  # read back anywhere in the module?
+        for node in nodes:  # the whole string read back anywhere in the module?
+            value = node.value if isinstance(node, ast.Constant) else None
+            if value is None:
+                continue
             for n in ast.walk(tree):
                 if isinstance(n, ast.Constant) and n.value == value:
                     up = parents.get(n)
@@ -425,6 +430,11 @@ def _string_only(minus: list[str], plus: list[str], source: str) -> bool:
                             isinstance(up, ast.Call) and isinstance(up.func, ast.Attribute) and up.func.attr == "get"):
                         return False
     return True
+
+
+def _tokens_of(code: str) -> list[str]:
+    """The string tokens of a string node's source (its pieces, for an implicit concatenation)."""
+    return [t for kind, t in _tokens(code) if kind == tokenize.STRING]
 
 
 def _rule(minus: list[str], plus: list[str], diff: str = "", source: str = "") -> str | None:
