@@ -340,6 +340,8 @@ def _in_raise(diff: str) -> bool:
     """Every changed line is a ``raise X(...)`` line or a string continuation of
     one (the lines before it in the hunk, back to a ``raise``, are strings too)."""
     lines = [ln for ln in diff.splitlines() if not ln.startswith(("---", "+++", "@@", "#"))]
+    if not any(ln[:1] in "+-" and ln[:1] for ln in lines):
+        return False  # no changed line: nothing shown to be a message
     for i, ln in enumerate(lines):
         if ln[:1] not in "+-":
             continue
