@@ -130,7 +130,7 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
         T + "proofs/dana2025/test_dana_thm1_exact_route.py", T + "proofs/dana2025/test_dana_mutants.py"]),
     "dana_thm2": ("proofs/dana2025/thm2_entropy_bound.py", FLOAT_ORDERS[:1] + [
         T + "proofs/dana2025/test_dana_thm1_eps_and_thm2.py", T + "proofs/dana2025/test_dana_data_precision.py",
-        T + "proofs/dana2025/test_dana_mutants.py"]),
+        T + "proofs/dana2025/test_dana_mutants.py", T + "proofs/dana2025/test_dana_thm2_pinned.py"]),
 }
 
 # tests that run the CLI in a subprocess cannot see mutmut's trampolines: deselected (pytest args)
@@ -296,6 +296,13 @@ def rerun_survivors(name: str, max_children: int, open_only: bool = False, kinds
     r["counts"] = {k: v for k, v in r["counts"].items() if v}
     r["rerun_seconds"] = round(r.get("rerun_seconds", 0) + seconds, 1)
     return r
+
+
+def killer_order(tests: list[str]) -> list[str]:
+    """A target's tests, the ones written to kill mutants first (adversarial inputs, mutant and
+    pinned tests), so that ``killed_by`` names the most specific test that fails."""
+    first = [t for t in tests if any(w in t for w in ("adversarial", "mutants", "pinned"))]
+    return first + [t for t in tests if t not in first]
 
 
 def killers(name: str, tests: list[str]) -> dict:
@@ -571,7 +578,7 @@ def main(argv=None) -> int:
             (OUT / f"{name}.json").write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
             print(name, res.get("counts", res.get("error", "")[:500]), res.get("seconds"), flush=True)
             if args.survivors and args.killers:
-                killers(name, [t for t in TARGETS[name][1] if "adversarial" in t or "mutants" in t])
+                killers(name, killer_order(TARGETS[name][1]))
     (OUT / "summary.md").write_text(summary())
     print(summary())
     return 0
