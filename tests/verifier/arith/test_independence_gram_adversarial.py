@@ -278,3 +278,32 @@ def test_rows_of_exact_rationals():
     assert b == 0 and dep[0] == [0, 1, 2] and _exact_rank(Q, [0, 1, 2]) == 2
     assert all(sum((dep[1][t] * Q[r][c] for t, r in enumerate(dep[0])), fmpq(0)) == 0 for c in range(3))
     assert sets.independent(idx3[1:])[0].tolist() == [True, True, True]
+
+
+# ------------------------------------------------- the modular test's chunks
+
+@pytest.mark.parametrize("k, chunk", [(1, 3), (2, 5), (3, 20), (3, 8)])
+def test_the_modular_test_takes_chunks_of_chunk_elems_entries(monkeypatch, k, chunk):
+    """Blocks of max(1, CHUNK_ELEMS // k^2) subsets (the (B, k, k) work
+    array's bound, as many as it allows), every answer exact."""
+    V = np.round(np.random.default_rng(k).standard_normal((9, 5)) * 8)
+    idx = np.array(list(itertools.combinations(range(9), k)))[:13]
+    monkeypatch.setattr(ind, "CHUNK_ELEMS", chunk)
+    sizes = []
+    real = ind._full_rank_mod_p
+
+    def spy(Y, p):
+        sizes.append(len(Y))
+        return real(Y, p)
+
+    monkeypatch.setattr(ind, "_full_rank_mod_p", spy)
+    ok, dep, b = SubsetIndependence(V).independent(idx)
+    assert dep is None and b == len(idx) and ok.tolist() == [_exact_rank(V, r) == k for r in idx]
+    step = max(1, chunk // (k * k))
+    assert sizes == [step] * (len(idx) // step) + ([len(idx) % step] if len(idx) % step else [])
+
+
+def test_empty_subsets_are_independent():
+    V = np.round(np.random.default_rng(1).standard_normal((4, 3)) * 8)
+    ok, dep, b = SubsetIndependence(V).independent(np.zeros((2, 0), dtype=np.intp))
+    assert ok.tolist() == [True, True] and dep is None and b == 2
