@@ -73,6 +73,7 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
                 + SOUND[:1]),
     "independence": ("verifier/arith/independence.py", [T + "verifier/arith/test_independence.py",
                                                         T + "verifier/arith/test_independence_pinned.py",
+                                                        T + "verifier/arith/test_independence_gram_adversarial.py",
                                                         T + "verifier/arith/test_kruskal.py",
                                                         T + "verifier/arith/test_kruskal_pinned.py",
                                                         T + "verifier/arith/test_rank_float.py"] + SOUND[:1]),
