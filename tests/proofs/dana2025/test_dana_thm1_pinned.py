@@ -83,6 +83,11 @@ def test_the_route_certified_and_its_weights_saved(tmp_path):
     assert [c["kind"] for c in ev.certificates] == ["rank M >= T0: nonsingular minor", "det G ball excludes 0"]
     assert ev.measured["certified rank M"] == ev.measured["T0"] <= ev.measured["ceiling"]
     assert ev.trail[-1].data == {"path": str(path)} and path.exists()
+    assert int(np.load(path)["N"]) == 5
+    assert [h.detail for h in ev.hypotheses] == ["T0 = 9, H d_h + d = 9", "d_h = 3, d = 3"]
+    assert ev.margin is None and ev.measured["det G"] == ev.certificates[1]["det G"] != "None"
+    assert "decision" not in ev.trail[3].data and ev.trail[3].data["why"]
+    assert set(ev.trail[1].data) == {"d_KL(pi,L) upper", "AoT floor"}
     assert ev.trail[-2].data == {"radius of T - W E": ev.measured["max |T - W E| (ball parameters)"],
                                  "float64 weights residual": ev.measured["max |T - W E| (saved float64 weights)"]}
 
@@ -90,3 +95,10 @@ def test_the_route_certified_and_its_weights_saved(tmp_path):
 def test_no_weights_step_without_the_option():
     ev = check_dana_thm1_eps0(make_sequence_instance(N=5, S=2, d=3, H=2, seed=0))
     assert ev.verdict == "verified" and ev.trail[-1].uses == "App. A.2 (exact route)"
+
+
+def test_d_h_above_d_is_an_unmet_hypothesis():
+    ev = check_dana_thm1_eps0(make_sequence_instance(N=5, S=2, d=2, d_h=3, H=1, seed=0))
+    assert ev.verdict == "hypotheses-unmet"
+    assert [(h.name, h.status, h.detail) for h in ev.hypotheses] == [
+        ("T0 <= H d_h + d", "certified", "T0 = 5, H d_h + d = 5"), ("d_h <= d (App. A.1)", "refuted", "d_h = 3, d = 2")]
