@@ -21,6 +21,11 @@ bound lands close to rho; then it asserts the one-sided property
   norms n2min, n2max to about 4 or 1/4, which a formula that uses them wrongly
   turns into a bound of about 4 rho.
 
+* eps (``_gram_eps`` as the module sees it) is only used as a bound of
+  ||X X^T - G||_2: the formula must hold for every X within it.  G = I and
+  X X^T = (1 - E) I + 2E w w^T, at distance E exactly, test the row-norm
+  factor (min G_ii - eps) / (max G_ii + eps) at full size.
+
 The final rounding factors (1 +/- u of lam, n2min, q and r) are not tested
 here: a change of one u there is paid by the surplus of the add_up steps of
 smax2 and n2max (fact G of MUTANTS.md; the grid constants are asserted by
@@ -134,3 +139,40 @@ def test_final_step_grid_constants():
     surplus = ((1 - U) ** 2 * (1 + 4 * U)) ** 2  # G: add_up(x, y) >= (x + y)(1 - u)^2 (1 + 4u), normal range
     assert surplus >= 1 + U  # lam (or n2min) <= (c - sub)(1 + u) once the factor is 1
     assert surplus >= (1 + U) ** 2  # r = fl(sqrt q) <= sqrt(q)(1 + u)
+
+
+# -- n2min = min G_ii - eps: a Gram farther from G than the float rounding -------------------------------------------
+# The final formula holds for every X with ||X X^T - G||_2 <= eps (eps as the module sees it: _gram_eps's value is only
+# used as such a bound).  G = I (rows e_1, e_2, e_3, exact in every order) and M = (1 - E) I + 2E w w^T for a rational
+# unit vector w: ||M - G||_2 = ||E (I - 2 w w^T)||_2 = E exactly, so eps = E is a valid bound for X = M^(1/2), and the
+# bound must stay below rho(M).  Diagonal scaling makes M's rho worse than its condition says (van der Sluis: by up to
+# a factor k), which the factor (min G_ii - eps) / (max G_ii + eps) pays for: with min G_ii + eps instead, the bound
+# is (1 - E - delta)/(1 + E), for w = (1, 2, 2)/3 7% (E = 1/2) and 16% (E = 3/4) above rho(M)^2 in
+# exact arithmetic, above it still after the 63/64 of the shift c (the third case checks the code only).
+
+GRAM_CASES = [((1, 2, 2, 3), Fraction(1, 2)), ((1, 2, 2, 3), Fraction(3, 4)), ((6, 6, 7, 11), Fraction(3, 4))]
+
+
+def _exact_rho_of_gram(M) -> mpmath.mpf:
+    """rho of any X with X X^T = M (rational entries): sqrt(lambda_min(P) / lambda_max(P)), P = M with unit diagonal."""
+    with mpmath.workdps(80):
+        k = len(M)
+        q = [[mpmath.mpf(x.numerator) / x.denominator for x in row] for row in M]
+        P = mpmath.matrix(k, k)
+        for i in range(k):
+            for j in range(k):
+                P[i, j] = q[i][j] / mpmath.sqrt(q[i][i] * q[j][j])
+        w = sorted(mpmath.eigsy(P, eigvals_only=True))
+        return mpmath.sqrt(w[0] / w[-1])
+
+
+@pytest.mark.parametrize("case", GRAM_CASES)
+def test_the_row_norm_factor_pays_for_diagonal_scaling(order, monkeypatch, case):
+    (a, b_, c_, n), E = case
+    w = [Fraction(a, n), Fraction(b_, n), Fraction(c_, n)]
+    M = [[(1 - E) * (i == j) + 2 * E * w[i] * w[j] for j in range(3)] for i in range(3)]
+    monkeypatch.setattr(rs, "_gram_eps", lambda b, Y, R: np.full(Y.shape[0], float(E)))  # E: a float, exactly
+    lo = float(rs.rho_screen(np.eye(3)[None])[1][0])
+    rho = _exact_rho_of_gram(M)
+    assert mpmath.mpf(lo) <= rho, (lo, float(rho))
+    assert lo > 0  # the bound proves something (about (1 - E)/(1 + E) of rho)
