@@ -287,7 +287,8 @@ def train_panel(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe:
                             keep_model=keep_model)
 
 
-def _train_panel(datasets, runs, *, d_out, recipe, embedding, device, keep_model) -> PanelResult:
+def _train_panel(datasets: list[Dataset], runs: list[Run], *, d_out: int, recipe: Recipe, embedding: bool,
+                 device, keep_model: bool) -> PanelResult:
     job = Job(datasets, runs, d_out=d_out, recipe=recipe, embedding=embedding, device=device)
     device, M, task, model, total = job.device, job.M, job.task, job.model, job.total.clone()
     live = list(range(M))  # the job's rows -> runs (stopped runs leave the job)

@@ -88,3 +88,33 @@ def test_device_is_chosen_once_and_cuda_without_a_gpu_is_refused():
                 set_device("cuda")
     finally:
         set_device(None)
+
+
+def test_cpu_training_runs_the_fixed_thread_count_whatever_the_caller_set(monkeypatch):
+    """The thread count is part of the computation (verifier.experiments.devices): train_panel
+    trains with CPU_TRAINING_THREADS whatever the caller set, and restores the caller's count."""
+    import numpy as np
+    import torch
+
+    from verifier.experiments import devices, engine
+
+    seen = []
+    real_step = engine.Job.step
+
+    def step(self, *args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return real_step(self, *args, **kwargs)
+
+    monkeypatch.setattr(engine.Job, "step", step)
+    monkeypatch.setattr(devices, "CPU_TRAINING_THREADS", 1)
+    rng = np.random.default_rng(0)
+    ds = engine.Dataset(rng.uniform(size=(8, 6)), rng.uniform(size=(3, 6)), rng.integers(0, 4, 8))
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        engine.train_panel([ds], [engine.Run(0, 8, H=1, d_h=2, seed=0)], d_out=4, device="cpu",
+                           recipe=engine.Recipe(lr=1e-2, min_steps=20, eval_every=10), embedding=False)
+        assert seen and set(seen) == {1}
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
