@@ -4,9 +4,14 @@
     python benchmarks/run_experiments.py --scale paper --only fig2a --device cuda  # the authors' grid: one GPU
     python benchmarks/run_experiments.py --scale quick --out /tmp/x
     python benchmarks/run_experiments.py --scale cpu --rederive        # statuses from the stored runs
+    python benchmarks/run_experiments.py --scale paper --executor ray --address auto --cache /tmp/c
+                                             # each experiment a Ray task with one GPU of the cluster; resumable
 
 Writes <out>/<id>_<scale>.json (claim, criterion, status, why, power check, measured numbers) and the
-figures as <out>/<id>_<scale>_<figure>.png; prints one line per experiment.  ``--rederive``
+figures as <out>/<id>_<scale>_<figure>.png; prints one line per experiment.  ``--executor ray``
+runs each experiment as a Ray task (asking for a GPU when the cluster has one; ``--device`` is then
+Ray's choice) and ``--cache DIR`` keeps each result, keyed as the report keys it
+(``verifier.report.experiments.experiment_key``): a rerun computes only what is missing.  ``--rederive``
 runs nothing: it re-derives every stored <out>/<id>_<scale>.json's status with today's rules
 (``catalogue.rederive``) and prints old -> new (``--write`` stores the new status, why, power).  The logic lives
 in verifier/experiments/ (engine.py, sweeps.py, ...); this script only drives it.
@@ -14,6 +19,8 @@ in verifier/experiments/ (engine.py, sweeps.py, ...); this script only drives it
 from __future__ import annotations
 
 import argparse
+import base64
+import functools
 import json
 import time
 from pathlib import Path
@@ -23,6 +30,9 @@ import torch
 from verifier.errors import InvalidInstance
 from verifier.experiments import catalogue
 from verifier.experiments.devices import set_device
+from verifier.report import experiments as report_experiments
+from verifier.report.cache import UnitCache, cached_map
+from verifier.report.executor import EXECUTORS, ExecutorUnavailable, make_executor
 
 
 def main(argv=None) -> int:
@@ -36,11 +46,18 @@ def main(argv=None) -> int:
                    "CPU), cpu or cuda")
     p.add_argument("--rederive", action="store_true", help="re-derive the stored results' statuses; run nothing")
     p.add_argument("--write", action="store_true", help="with --rederive: store the re-derived statuses")
+    p.add_argument("--executor", choices=EXECUTORS, default="local", help="where each experiment runs: this "
+                   "process or a Ray task (a GPU asked for when the cluster has one)")
+    p.add_argument("--address", help="with --executor ray: the cluster to join (default: a local Ray)")
+    p.add_argument("--cache", metavar="DIR", help="one JSON file per experiment: a rerun computes only what is missing")
     args = p.parse_args(argv)
     if args.rederive:
         return rederive(Path(args.out), args.scale, write=args.write)
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.executor == "ray" and args.device != "auto":
+        print("error: --device is Ray's choice with --executor ray (a GPU when the cluster has one)")
+        return 2
     try:
         set_device(args.device)
     except (InvalidInstance, RuntimeError) as exc:
@@ -48,22 +65,40 @@ def main(argv=None) -> int:
         return 2
     exps = catalogue.load_all()
     ids = args.only.split(",") if args.only else list(exps)
+    unknown = [i for i in ids if i not in exps]
+    if unknown:
+        print(f"error: no experiment {', '.join(unknown)} (known: {', '.join(exps)})")
+        return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    for eid in ids:
-        o = catalogue.run_experiment(eid, scale=args.scale, seed=args.seed)
-        exp = exps[eid]
-        rec = {"id": eid, "claim": exp.claim, "criterion": exp.criterion, "status": o.status, "why": o.why,
-               "scale": o.scale, "seed": o.seed, "seconds": o.seconds, "measured": o.measured,
-               "kind": exp.kind, "power": o.power,
-               "figures": [{"name": f.name, "title": f.title, "caption": f.caption} for f in o.figures]}
-        (out / f"{eid}_{args.scale}.json").write_text(json.dumps(rec, indent=1, sort_keys=True, default=str) + "\n")
-        for f in o.figures:
-            (out / f"{eid}_{args.scale}_{f.name}.png").write_bytes(f.png)
-        print(f"{eid:15s} {o.status:21s} {o.seconds:7.1f}s  {o.why}", flush=True)
+    try:
+        ex = make_executor(args.executor, address=args.address)
+    except ExecutorUnavailable as exc:
+        print(f"error: {exc}")
+        return 2
+    with ex:
+        placement, resources = ex.training_placement()
+        keys = [report_experiments.experiment_key(i, scale=args.scale, seed=args.seed, placement=placement)
+                for i in ids]
+        unit = functools.partial(report_experiments.experiment_unit, scale=args.scale, seed=args.seed)
+        cached_map(ex, unit, ids, keys, None if args.cache is None else UnitCache(args.cache),
+                   on_result=lambda i, row: write(out, args.scale, row), resources=resources)
     print(f"wrote {out} in {time.perf_counter() - t0:.0f}s")
     return 0
+
+
+def write(out: Path, scale: str, row: dict) -> None:
+    """One experiment's record and figures, as each completes (one line printed)."""
+    figures = [{"name": f["name"].removeprefix("experiment_"), "title": f["title"], "caption": f["caption"]}
+               for f in row["figures"]]
+    rec = {k: row[k] for k in ("id", "claim", "criterion", "status", "why", "scale", "seed", "seconds", "measured",
+                               "kind", "power")}
+    (out / f"{row['id']}_{scale}.json").write_text(json.dumps(dict(rec, figures=figures), indent=1, sort_keys=True,
+                                                              default=str) + "\n")
+    for f, png in zip(figures, row["png_base64"]):
+        (out / f"{row['id']}_{scale}_{f['name']}.png").write_bytes(base64.b64decode(png))
+    print(f"{row['id']:15s} {row['status']:21s} {row['seconds']:7.1f}s  {row['why']}", flush=True)
 
 
 def rederive(out: Path, scale: str, *, write: bool) -> int:

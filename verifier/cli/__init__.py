@@ -206,12 +206,13 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--strict", action="store_true", help="exit 1 on ANY refutation, declared findings included "
                     "(default: 0 when every verdict is verified or as declared)")
     rp.add_argument("--executor", choices=("local", "ray"), default="local",
-                    help="where the statements' instances run: this process (default) or Ray tasks (pip install "
+                    help="where the statements' instances and the experiments run: this process (default) or Ray "
+                    "tasks, an experiment asking for a GPU when the cluster has one (pip install "
                     "'mha-verify[cluster]'); the same results.json either way")
     rp.add_argument("--address", help="with --executor ray: the cluster to join (e.g. auto, ray://HOST:10001; "
                     "default: a local Ray on this machine's cores)")
-    rp.add_argument("--cache", metavar="DIR", help="keep each instance's result in DIR (one JSON file per "
-                    "statement and instance, keyed by a hash of its inputs and the code): a rerun, e.g. after an "
+    rp.add_argument("--cache", metavar="DIR", help="keep each instance's and each experiment's result in DIR "
+                    "(one JSON file per unit, keyed by a hash of its inputs and the code): a rerun, e.g. after an "
                     "interruption, computes only what is missing")
     ep = sub.add_parser("errata", help="write a paper's findings as a Markdown document (ERRATA-<paper>.md)",
                         epilog="exit 0: every declared finding reproduced; 3: one did not; 4: a certificate raised")

@@ -135,23 +135,24 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
                                              cache=None if cache is None else UnitCache(cache), progress=bar)
         if real:
             _phase(phases, "real sizes", bar)
+        bar = Progress("negative controls", sum(len(reg[s].controls) for s in plans), unit="controls", quiet=quiet)
+        for sid in plans:
+            controls[sid] = run_controls(sid, seed=seed, prec=prec, progress=bar)
+        _phase(phases, "negative controls", bar)
+        rows = [summarise(s, runs.get(s), controls.get(s, [])) for s in ids]
+        statuses = {r["id"]: r["status"] for r in rows}
+        bar = Progress("figures", len(DRAWERS), unit="figures", quiet=quiet)
+        figures = build_figures(out, seed=seed, statuses=statuses, progress=bar)
+        _phase(phases, "figures", bar)
+        n_exp = len(report_experiments.catalogue.load_all()) if statements is None else 0
+        bar = Progress("experiments", n_exp, unit="experiments", quiet=quiet)
+        experiments = report_experiments.run_experiments(out, mode=mode, seed=seed, progress=bar,
+                                                         only=None if statements is None else (), executor=ex,
+                                                         cache=None if cache is None else UnitCache(cache))
+        _phase(phases, "experiments", bar)
     finally:
         if isinstance(executor, str):
             ex.close()
-    bar = Progress("negative controls", sum(len(reg[s].controls) for s in plans), unit="controls", quiet=quiet)
-    for sid in plans:
-        controls[sid] = run_controls(sid, seed=seed, prec=prec, progress=bar)
-    _phase(phases, "negative controls", bar)
-    rows = [summarise(s, runs.get(s), controls.get(s, [])) for s in ids]
-    statuses = {r["id"]: r["status"] for r in rows}
-    bar = Progress("figures", len(DRAWERS), unit="figures", quiet=quiet)
-    figures = build_figures(out, seed=seed, statuses=statuses, progress=bar)
-    _phase(phases, "figures", bar)
-    n_exp = len(report_experiments.catalogue.load_all()) if statements is None else 0
-    bar = Progress("experiments", n_exp, unit="experiments", quiet=quiet)
-    experiments = report_experiments.run_experiments(out, mode=mode, seed=seed, progress=bar,
-                                                     only=None if statements is None else ())
-    _phase(phases, "experiments", bar)
     bar = Progress("papers", len(registry.PAPERS) - 1, unit="later papers' sections", quiet=quiet)
     paper_entries, paper_pngs = report_papers.build_sections(out, seed=seed, statements=statements,
                                                              statuses=statuses)
@@ -192,6 +193,7 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     facts = environment.run_facts(argv=argv, started=t_start, phases=phases,
                                   statement_seconds={r["id"]: r["seconds"] for r in rows},
                                   extra={"executor": ex.name, "units": units,
+                                         "experiment_units": experiments.get("units"),
                                          "named_instance_seconds": {r["key"]: r.get("seconds", {})
                                                                     for r in named["rows"]},
                                          **({"real_size_seconds": report_real.seconds_of(real_sizes),

@@ -102,11 +102,12 @@ class UnitCache:
 
 
 def cached_map(executor, fn, items: list, keys: list[str], cache: UnitCache | None = None,
-               on_result=None) -> tuple[list, dict]:
+               on_result=None, resources: dict | None = None) -> tuple[list, dict]:
     """``executor.map(fn, items)`` where a unit whose key is in ``cache`` is
     read, not run, and each computed result is stored as it completes.
     Returns (results in the order of ``items``, {"cached": n, "computed": m}).
-    Units with equal keys run once."""
+    Units with equal keys run once; ``resources``: what each asks of a cluster
+    (:meth:`~.executor.RayExecutor.map`)."""
     out = [None] * len(items)
     todo: dict[str, list[int]] = {}
     for i, k in enumerate(keys):
@@ -128,6 +129,6 @@ def cached_map(executor, fn, items: list, keys: list[str], cache: UnitCache | No
             if on_result:
                 on_result(i, result)
 
-    executor.map(fn, [items[todo[k][0]] for k in order], on_result=store)
+    executor.map(fn, [items[todo[k][0]] for k in order], on_result=store, resources=resources)
     computed = len(order)
     return out, {"cached": len(items) - sum(len(v) for v in todo.values()), "computed": computed}

@@ -32,7 +32,9 @@ class LocalExecutor:
 
     name = "local"
 
-    def map(self, fn: Callable, items: Iterable, on_result: Callable | None = None) -> list:
+    def map(self, fn: Callable, items: Iterable, on_result: Callable | None = None,
+            resources: dict | None = None) -> list:
+        """``resources``: what each unit asks of a cluster (ignored in this process)."""
         out = []
         for i, item in enumerate(items):
             r = fn(item)
@@ -40,6 +42,10 @@ class LocalExecutor:
                 on_result(i, r)
             out.append(r)
         return out
+
+    def training_placement(self) -> tuple[str, dict]:
+        """Where a unit that trains runs: ("", {}) here, on this process's device."""
+        return "", {}
 
     def close(self) -> None:
         pass
@@ -72,9 +78,12 @@ class RayExecutor(LocalExecutor):
             ray.init(include_dashboard=False, log_to_driver=False, **kwargs)
             self._owned = True
 
-    def map(self, fn: Callable, items: Iterable, on_result: Callable | None = None) -> list:
+    def map(self, fn: Callable, items: Iterable, on_result: Callable | None = None,
+            resources: dict | None = None) -> list:
+        """``resources``: Ray's options for each task (``num_gpus``, ``num_cpus``)."""
         ray = self._ray
-        task = ray.remote(_apply).options(max_retries=self.max_retries, retry_exceptions=False)
+        task = ray.remote(_apply).options(max_retries=self.max_retries, retry_exceptions=False,
+                                          **(resources or {}))
         fn_ref = ray.put(fn)  # any callable (a partial too), shipped once
         refs = [task.remote(fn_ref, item) for item in items]
         index = {ref: i for i, ref in enumerate(refs)}
@@ -87,6 +96,18 @@ class RayExecutor(LocalExecutor):
                 if on_result:
                     on_result(i, out[i])
         return out
+
+    def training_placement(self) -> tuple[str, dict]:
+        """A unit that trains asks for one GPU when the cluster has one ("gpu"; Ray then shows
+        it that GPU and torch trains on CUDA), else for the CPU threads it trains with
+        ("cpu"; :data:`~verifier.experiments.devices.CPU_TRAINING_THREADS`, at most the
+        cluster's CPUs): a worker never oversubscribes its node's cores."""
+        from verifier.experiments.devices import CPU_TRAINING_THREADS
+
+        have = self._ray.cluster_resources()
+        if have.get("GPU", 0) >= 1:
+            return "gpu", {"num_gpus": 1}
+        return "cpu", {"num_cpus": max(1, min(CPU_TRAINING_THREADS, int(have.get("CPU", 1))))}
 
     def close(self) -> None:
         if self._owned:

@@ -20,6 +20,7 @@ report moves them to ``run.json`` and never renders them (same seed, same page).
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import json
 from pathlib import Path
@@ -39,42 +40,89 @@ def _plain(x):
     return json.loads(json.dumps(x, default=lambda v: v.tolist() if isinstance(v, (np.ndarray, np.generic)) else str(v)))
 
 
-def run_experiments(out, *, mode: str, seed: int, progress=None, only=None) -> dict:
+def run_experiments(out, *, mode: str, seed: int, progress=None, only=None, executor=None, cache=None) -> dict:
     """Run every registered experiment (or the ids in ``only``; a report restricted to some
-    statements passes ``()``) at the mode's scale; PNGs into ``out/figures``."""
+    statements passes ``()``) at the mode's scale; PNGs into ``out/figures``.
+
+    Each experiment is one unit of work on ``executor`` (:mod:`.executor`; default this
+    process): on Ray a task that asks for a GPU when the cluster has one
+    (:meth:`~.executor.RayExecutor.training_placement`).  With ``cache`` (a
+    :class:`~.cache.UnitCache`) each experiment's result is kept on disk under a hash of its
+    id, scale, seed, the device it trains on and the code (:func:`experiment_key`): a rerun
+    computes only the missing ones.  The results are the same wherever they run."""
+    from verifier.report.cache import cached_map
+    from verifier.report.executor import LocalExecutor
+
     scale = catalogue.REPORT_SCALE[mode]
     exps = catalogue.load_all()
     catalogue.clear_caches()  # each report computes its own runs (determinism is then tested, not cached)
     figdir = Path(out) / "figures"
     figdir.mkdir(parents=True, exist_ok=True)
-    rows, pngs, carried = {}, {}, {}
+    kept_rows, pngs, carried, todo = {}, {}, {}, []
     for eid, exp in exps.items():
         if only is not None and eid not in only:
             continue
         if catalogue.missing_packages(exp) and (kept := previous_entry(out, eid, scale=scale, seed=seed)):
-            rows[eid], kept_pngs, carried[eid] = kept
-            again = catalogue.rederive(rows[eid])  # a kept result follows today's status rules
-            rows[eid].update(status=again.status, why=again.why, power=_plain(again.power), kind=exp.kind)
+            kept_rows[eid], kept_pngs, carried[eid] = kept
+            again = catalogue.rederive(kept_rows[eid])  # a kept result follows today's status rules
+            kept_rows[eid].update(status=again.status, why=again.why, power=_plain(again.power), kind=exp.kind)
             pngs.update(kept_pngs)
             if progress:
                 progress.step(eid)
             continue
-        o = catalogue.run_experiment(eid, scale=scale, seed=seed)
-        figs = []
-        for f in o.figures:
-            name = f"experiment_{f.name}"
-            (figdir / f"{name}.png").write_bytes(f.png)
-            pngs[name] = base64.b64encode(f.png).decode("ascii")
-            figs.append({"name": name, "title": f.title, "caption": f.caption, "file": f"figures/{name}.png"})
-        rows[eid] = {"id": eid, "claim": exp.claim, "criterion": exp.criterion, "status": o.status, "why": o.why,
-                     "scale": o.scale, "seed": o.seed, "requires": list(exp.requires), "module": exp.module,
-                     "measured": _plain(o.measured), "figures": figs, "seconds": round(o.seconds, 3),
-                     "kind": exp.kind, "power": _plain(o.power)}
-        if exp.requires and o.status != "skipped":
-            rows[eid]["provenance"] = provenance(exp.requires)
+        todo.append(eid)
+    ex = executor or LocalExecutor()
+    placement, resources = ex.training_placement()
+    keys = [experiment_key(eid, scale=scale, seed=seed, placement=placement) for eid in todo]
+
+    def tick(i: int, _result) -> None:
         if progress:
-            progress.step(eid)
-    return {"scale": scale, "experiments": rows, "pngs": pngs, "carried_over": carried}
+            progress.step(todo[i])
+
+    units, counts = cached_map(ex, functools.partial(experiment_unit, scale=scale, seed=seed), todo, keys, cache,
+                          on_result=tick, resources=resources)
+    rows = {}
+    for eid in exps:  # the catalogue's order, whatever order the units completed in
+        if eid in kept_rows:
+            rows[eid] = kept_rows[eid]
+        elif eid in todo:
+            row = dict(units[todo.index(eid)])
+            for f, png in zip(row["figures"], row.pop("png_base64")):
+                (figdir / f"{f['name']}.png").write_bytes(base64.b64decode(png))
+                pngs[f["name"]] = png
+            rows[eid] = row
+    return {"scale": scale, "experiments": rows, "pngs": pngs, "carried_over": carried, "units": counts}
+
+
+def experiment_key(eid: str, *, scale: str, seed: int, placement: str = "") -> str:
+    """The cache key of one experiment's run: its id, scale and seed, where it trains
+    (``placement``: "gpu" when the executor gives it a GPU, else the device this process
+    would train on) and the code (:func:`~.cache.unit_key`)."""
+    from verifier.experiments.devices import training_device
+    from verifier.report.cache import unit_key
+
+    return unit_key({"kind": "experiment", "experiment": eid, "scale": scale, "seed": seed,
+                     "device": placement or training_device().type})
+
+
+def experiment_unit(eid: str, *, scale: str, seed: int) -> dict:
+    """One experiment run at ``scale`` and ``seed``: its results.json entry (JSON only) with
+    its figures' PNG bytes, base64, under ``png_base64`` (a unit of work of any executor)."""
+    exp = catalogue.load_all()[eid]
+    o = catalogue.run_experiment(eid, scale=scale, seed=seed)
+    figs, png = [], []
+    for f in o.figures:
+        name = f"experiment_{f.name}"
+        png.append(base64.b64encode(f.png).decode("ascii"))
+        figs.append({"name": name, "title": f.title, "caption": f.caption, "file": f"figures/{name}.png"})
+    row = {"id": eid, "claim": exp.claim, "criterion": exp.criterion, "status": o.status, "why": o.why,
+           "scale": o.scale, "seed": o.seed, "requires": list(exp.requires), "module": exp.module,
+           "measured": _plain(o.measured), "figures": figs, "seconds": round(o.seconds, 3),
+           "kind": exp.kind, "power": _plain(o.power)}
+    if exp.requires and o.status != "skipped":
+        row["provenance"] = provenance(exp.requires)
+    row["png_base64"] = png
+    return row
 
 
 #: where a report without the experiments extra finds the results it keeps: the output folder's own

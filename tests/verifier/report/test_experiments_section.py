@@ -51,3 +51,36 @@ def test_registered_experiments_state_claim_and_criterion():
     exps = catalogue.load_all()
     for eid in ("fig2a", "fig2b", "fig2c", "fig3", "fig4", "fig5", "capacity_probe"):
         assert eid in exps and len(exps[eid].claim) > 20 and len(exps[eid].criterion) > 40
+
+
+def test_experiments_resume_from_the_cache(demo, tmp_path, monkeypatch):
+    """With a cache each experiment runs once: a rerun reads every result (figures included)
+    and gives the same section; a lost file is the only one computed again."""
+    from verifier.report.cache import UnitCache
+
+    calls = []
+    real = catalogue.run_experiment
+    monkeypatch.setattr(catalogue, "run_experiment", lambda eid, **kw: calls.append(eid) or real(eid, **kw))
+    cache = UnitCache(tmp_path / "cache")
+    first = rexp.run_experiments(tmp_path / "a", mode="quick", seed=3, cache=cache)
+    assert first["units"] == {"cached": 0, "computed": 3} and sorted(calls) == sorted(first["experiments"])
+    calls.clear()
+    again = rexp.run_experiments(tmp_path / "b", mode="quick", seed=3, cache=cache)
+    assert calls == [] and again["units"] == {"cached": 3, "computed": 0}
+    assert json.dumps(again["experiments"]) == json.dumps(first["experiments"]) and again["pngs"] == first["pngs"]
+    assert (tmp_path / "b" / "figures" / "experiment_demo.png").read_bytes() == \
+        (tmp_path / "a" / "figures" / "experiment_demo.png").read_bytes()
+    key = rexp.experiment_key("demo_ok", scale="quick", seed=3)
+    cache.path(key).unlink()
+    rexp.run_experiments(tmp_path / "c", mode="quick", seed=3, cache=cache)
+    assert calls == ["demo_ok"]
+
+
+def test_experiment_key_depends_on_what_the_run_depends_on():
+    k = rexp.experiment_key("fig2a", scale="quick", seed=0, placement="cpu")
+    assert k == rexp.experiment_key("fig2a", scale="quick", seed=0, placement="cpu")
+    others = {rexp.experiment_key("fig2b", scale="quick", seed=0, placement="cpu"),
+              rexp.experiment_key("fig2a", scale="cpu", seed=0, placement="cpu"),
+              rexp.experiment_key("fig2a", scale="quick", seed=1, placement="cpu"),
+              rexp.experiment_key("fig2a", scale="quick", seed=0, placement="gpu")}
+    assert k not in others and len(others) == 4

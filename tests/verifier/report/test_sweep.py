@@ -117,3 +117,23 @@ def test_executor_choices_are_checked(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a))
     assert main(["report", "--quick", "--out", str(tmp_path), "--executor", "ray"]) == 2
     assert "pip install" in capsys.readouterr().err
+
+
+def test_ray_training_placement_asks_for_a_gpu_when_the_cluster_has_one():
+    """An experiment asks Ray for one GPU when the cluster has one, else for the CPU threads it
+    trains with, never more than the cluster's CPUs (a fake cluster: Ray is not needed)."""
+    from types import SimpleNamespace
+
+    from verifier.report.executor import LocalExecutor, RayExecutor
+
+    def on(resources):
+        ex = object.__new__(RayExecutor)
+        ex._ray = SimpleNamespace(cluster_resources=lambda: resources)
+        return ex.training_placement()
+
+    assert on({"CPU": 16.0, "GPU": 1.0}) == ("gpu", {"num_gpus": 1})
+    assert on({"CPU": 16.0, "GPU": 0.5}) == ("cpu", {"num_cpus": 2})
+    assert on({"CPU": 2.0}) == ("cpu", {"num_cpus": 2})
+    assert on({"CPU": 1.0}) == ("cpu", {"num_cpus": 1})
+    assert LocalExecutor().training_placement() == ("", {})
+    assert LocalExecutor().map(abs, [-1, 2], resources={"num_gpus": 1}) == [1, 2]

@@ -123,3 +123,17 @@ def test_real_size_profile_on_ray_equals_local(cluster):
     on_ray = real_sizes.run_profile("thorough", seed=0, draws=draws, executor=cluster)
     assert on_ray.pop("units") == local.pop("units") == {"cached": 0, "computed": 6}
     assert plain(on_ray) == plain(local)
+
+
+def test_experiments_on_ray_equal_local(cluster, tmp_path):
+    """Each experiment one Ray task (2 CPU threads asked of a cluster without a GPU): the
+    same entries and the same figure bytes as in this process."""
+    from verifier.report import experiments as rexp
+
+    assert cluster.training_placement() == ("cpu", {"num_cpus": 2})
+    only = ("fig2b", "fig3")
+    local = rexp.run_experiments(tmp_path / "local", mode="quick", seed=0, only=only)
+    on_ray = rexp.run_experiments(tmp_path / "ray", mode="quick", seed=0, only=only, executor=cluster)
+    assert on_ray["units"] == local["units"] == {"cached": 0, "computed": 2}
+    assert plain(on_ray["experiments"]) == plain(local["experiments"]) and on_ray["pngs"] == local["pngs"]
+    assert list(on_ray["experiments"]) == list(only)
