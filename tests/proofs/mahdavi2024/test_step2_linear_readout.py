@@ -1,5 +1,6 @@
 """Step 2: the readout solves Z M = Y in balls; wrong readouts are caught."""
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -34,3 +35,36 @@ def test_assembly_is_exactly_M():
 def test_negative_controls():
     assert control_dv_too_small().verdict == "hypotheses-unmet"
     assert control_perturbed_readout().verdict == "refuted"
+
+
+@pytest.mark.parametrize("route", ["gram", "qr", "lstsq"])
+def test_float_readout_is_the_minimum_norm_solution_by_every_route(route, monkeypatch):
+    """Each route of solve_readout_float (the Gram's Cholesky with refinement, the QR's
+    corrected semi-normal equations, lstsq) gives M = Z^+ Y on a well-conditioned wide Z:
+    Z M = Y and M in the row space of Z, to a tolerance far above rounding, any BLAS."""
+    from proofs.mahdavi2024 import step2_linear_readout as s2
+
+    if route != "gram":
+        monkeypatch.setattr(s2, "_gram_solution", lambda Z, Y: None)
+    if route == "lstsq":
+        monkeypatch.setattr(np.linalg, "qr", lambda A, mode="r": np.zeros((A.shape[1], A.shape[1])))
+    rng = np.random.default_rng(5)
+    Z, Y = rng.standard_normal((30, 70)), rng.standard_normal((30, 2))
+    M = s2.solve_readout_float(Z, Y)
+    assert M.shape == (70, 2) and np.abs(Z @ M - Y).max() < 1e-9
+    P = Z.T @ np.linalg.solve(Z @ Z.T, Z)  # the projector on the row space
+    assert np.abs(P @ M - M).max() < 1e-9
+
+
+def test_gram_route_declines_what_it_cannot_solve():
+    """Rows dependent to 1e-12: the Gram is not numerically positive definite or its
+    refinement stalls; the route declines (None) rather than return a poor M."""
+    from proofs.mahdavi2024 import step2_linear_readout as s2
+
+    rng = np.random.default_rng(6)
+    Z = rng.standard_normal((20, 40))
+    Z[1] = Z[0] + 1e-12 * Z[1]
+    assert s2._gram_solution(Z, rng.standard_normal((20, 1))) is None
+    assert s2._gram_solution(np.full((3, 5), np.nan), np.ones((3, 1))) is None
+    assert not s2._at_rounding_level(np.eye(2), np.ones((2, 1)), np.zeros((2, 1)))
+    assert s2._at_rounding_level(np.eye(2), np.ones((2, 1)), np.ones((2, 1)))
