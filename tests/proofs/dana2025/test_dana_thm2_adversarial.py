@@ -26,7 +26,7 @@ REL = mpmath.mpf(10) ** -13
 # rows: a point mass first (skipped: its term's limit is 0), zeros beside positive entries, exactly uniform
 SEQS = np.array([[2, 2], [0, 0], [0, 1], [1, 0], [1, 2]])
 ROWS = [[0, 1, 0], [0.75, 0.25, 0], [0.5, 0.25, 0.25], [1 / 3, 1 / 3, 1 / 3], [0, 0.125, 0.875]]
-PRIOR = [1.0, 1.0, 0.5, 1.0, 0.5]  # not normalised: sum 4
+PRIOR = [1.0, 2.0, 0.5, 1.0, 0.5]  # not normalised: sum 5, w_0 != w_1
 
 
 def _inst(d=1000, rows=ROWS, seqs=SEQS, prior=PRIOR, N=3):
@@ -213,8 +213,10 @@ def test_t4_against_the_root_and_the_exact_gram():
     assert m["f(t)_j >="] == m["lambda(t) >"] * G[m["j"], g] / den  # den = 4, G_jg = 2: exact in float64
     assert m["f(t)_j >="] > m["C"]
     assert t4_step(inst) == t4_step(inst, seed=0)  # the default seed is the check's
-    ev0 = check_dana_thm2(inst, claim="T4", seed=1)
-    assert ev0.measured == {k: v for k, v in t4_step(inst, seed=1).items() if k != "decision"}
+    one = _t4_inst([P4])
+    ev2 = check_dana_thm2(one, claim="T4", seed=2)  # seed 2's sign matrix gives another j than seed 0's
+    assert ev2.measured == {k: v for k, v in t4_step(one, seed=2).items() if k != "decision"}
+    assert ev2.measured != {k: v for k, v in t4_step(one, seed=0).items() if k != "decision"}
 
 
 def test_t4_below_c_is_not_refuted():
@@ -260,3 +262,69 @@ def test_t4_needs_w_within_c(monkeypatch):
     ev = check_dana_thm2(_t4_inst([P4]), claim="T4")
     assert ev.verdict == "inconclusive"
     assert ev.measured == {"why": "W does not meet ||W W^T - I||_inf <= C (exact Gram)"}
+
+
+# ---------------------------------------------------------------- the other paths' evidence
+def test_the_jensen_claim_paths():
+    ev = check_dana_thm2(_inst(), claim="jensen")  # the step holds on these rows
+    assert ev.verdict == "verified" and ev.certified and ev.reason == "conclusion holds on the instance (hypotheses: none)"
+    one = check_dana_thm2(_inst(rows=[[0, 1, 0], [0.75, 0.25, 0]], seqs=SEQS[:2], prior=[1.0, 1.0]), claim="jensen")
+    assert one.verdict == "inconclusive" and not one.certified and one.measured == {"applies": False}
+
+
+def test_a_table_is_decided_through_prop3():
+    tab = from_sequences(np.array([[0, 0], [0, 1]]), N=3, targets=[0, 2], d=180, H=1)
+    ev = check_dana_thm2(tab)
+    assert ev.verdict == "verified" and ev.measured["d_KL(pi, L) <="] == 0.0 and ev.measured["RHS"] == 0.0
+    assert ev.trail[3].title == "d_KL(pi, L) = 0 (Prop. 2(a) / Prop. 3)"
+    assert list(ev.trail[3].data) == ["why"] and ev.trail[3].data["why"].startswith("Prop. 3:")
+
+
+def test_point_masses_beside_a_uniform_row_go_to_the_construction():
+    """Neither a table nor positive, every term's limit 0: no d_KL(pi, L) bound is read, the construction decides."""
+    ev = check_dana_thm2(_inst(rows=[[0, 1, 0], [1 / 3, 1 / 3, 1 / 3]], seqs=SEQS[:2], prior=[1.0, 1.0]))
+    assert ev.trail[3].title == "f: E(t) = lambda(t) W_g, d_KL(pi, f) in balls"
+    assert ev.trail[3].data["lambda"] == [60.0, 0.0] and ev.verdict == "inconclusive"  # KL of the point mass > 0 = RHS
+
+
+def test_nine_sequences_show_eight_in_the_trail():
+    seqs = np.array([[a, b] for a in range(3) for b in range(3)])
+    rows = [[0.75, 0.25, 0]] * 9
+    ev = check_dana_thm2(_inst(rows=rows, seqs=seqs, prior=[1.0] * 9))
+    assert len(ev.trail[1].data["per sequence (pi_g, entropy, term)"]) == 8 and len(ev.trail[3].data["lambda"]) == 8
+    assert ev.trail[1].data["RHS"].startswith("[") and "+/-" in ev.trail[1].data["RHS"]
+    assert ev.trail[3].data["d_KL(pi,f)"].startswith("[") and "+/-" in ev.trail[3].data["d_KL(pi,f)"]
+
+
+def test_sign_matrix_trail_and_t3(monkeypatch):
+    ev = check_dana_thm2(_inst(d=2, rows=[[0.5, 0.25, 0.25]], seqs=SEQS[:1], prior=[1.0]))
+    assert ev.trail[0].data["max |W W^T - I|"] == 1.0 and ev.trail[2].data == {"holds": False}  # seed 0: two equal rows
+    S = np.array([[1, 1], [1, 1], [1, -1]], dtype=float)
+    monkeypatch.setattr(thm2, "gram_construction", lambda N, d, seed: (S, 2, "test"))
+    ev = check_dana_thm2(_inst(d=2, rows=[[0.5, 0.25, 0.25]], seqs=SEQS[:1], prior=[1.0]))
+    assert ev.verdict == "refuted" and ev.trail[2].data == {"holds": False}  # W_0 = W_1
+
+
+def test_no_gram_within_c_names_the_statement(monkeypatch):
+    monkeypatch.setattr(thm2, "gram_construction", lambda N, d, seed: (np.ones((N, d)), 1, "all ones"))
+    ev = check_dana_thm2(_inst())
+    assert ev.statement == "dana_thm2" and ev.verdict == "inconclusive"
+
+
+def test_an_undecided_sign_says_whether_the_data_or_the_precision_is_the_cause(tmp_path):
+    exact = from_sequences(np.array([[0, 0]]), N=2, conditionals=np.array([[0.5 + 2.0 ** -40, 0.5 - 2.0 ** -40]]), d=2,
+                           H=1, d_h=1)
+    ev = check_dana_thm2(exact, prec=64)
+    ball = ev.reason.split("the RHS ball ")[1].split(" meets")[0]
+    assert ball.startswith("[+/- ") and ev.verdict == "inconclusive"
+    assert ev.reason == f"the RHS ball {ball} meets d_KL(pi, L) = 0.0: its sign is not decided at this working precision: raise --prec"
+    assert ev.margin < 0  # the RHS ball's lower end (C > 1/2: the ball is cut at 0 from above)
+    assert check_dana_thm2(exact).verdict == "refuted"  # 128 bits decide it
+    row = [0.5000000009313226, 0.4999999990686774]
+    read = from_sequences(np.array([[0, 0]]), N=2, conditionals=np.array([row]), d=2, H=1, d_h=1,
+                          precision=Fraction(1, 2**53))
+    ev = check_dana_thm2(read)
+    ball = ev.reason.split("the RHS ball ")[1].split(" meets")[0]
+    assert ball.startswith("[+/- ") and ev.verdict == "inconclusive"
+    assert ev.reason == (f"the RHS ball {ball} meets d_KL(pi, L) = 0.0: its sign is not decided for every distribution "
+                         "the data stand for (the floats read as exact rationals would decide it: --prec cannot)")
