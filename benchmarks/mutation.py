@@ -127,12 +127,14 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
     # Dana et al.: the checkers registered after their def (plain functions), and the plain deciding steps
     "dana_thm1_eps0": ("proofs/dana2025/thm1_exact_route.py", FLOAT_ORDERS[:1] + [
         T + "proofs/dana2025/test_dana_thm1_exact_route.py", T + "proofs/dana2025/test_dana_mutants.py",
-        T + "proofs/dana2025/test_dana_thm1_pinned.py"]),
+        T + "proofs/dana2025/test_dana_thm1_pinned.py",
+        T + "proofs/dana2025/test_dana_thm1_adversarial.py"]),
     "dana_route_steps": ("proofs/dana2025/route_steps.py", FLOAT_ORDERS[:1] + [
         T + "proofs/dana2025/test_dana_thm1_exact_route.py", T + "proofs/dana2025/test_dana_mutants.py"]),
     "dana_thm2": ("proofs/dana2025/thm2_entropy_bound.py", FLOAT_ORDERS[:1] + [
         T + "proofs/dana2025/test_dana_thm1_eps_and_thm2.py", T + "proofs/dana2025/test_dana_data_precision.py",
-        T + "proofs/dana2025/test_dana_mutants.py", T + "proofs/dana2025/test_dana_thm2_pinned.py"]),
+        T + "proofs/dana2025/test_dana_mutants.py", T + "proofs/dana2025/test_dana_thm2_pinned.py",
+        T + "proofs/dana2025/test_dana_thm2_adversarial.py"]),
 }
 
 # tests that run the CLI in a subprocess cannot see mutmut's trampolines: deselected (pytest args)
