@@ -4,6 +4,8 @@ machine-independent (issue 17, item 2): ulp steps at 0, subnormals and
 2^400, nan/inf and empty reductions, ties in argmax, breakdowns of inv and
 Cholesky (None, never a wrong factor), in-place diagonal updates on stacks,
 and stacked products (exact on small integers) in numpy and torch.
+Then the selection logic (CUDA patched in, never needed), conversions to float64,
+memory sharing, and which library computes what (spies), for the backend's mutants.
 """
 from __future__ import annotations
 
