@@ -4,10 +4,16 @@ machine-independent (issue 17, item 2): ulp steps at 0, subnormals and
 2^400, nan/inf and empty reductions, ties in argmax, breakdowns of inv and
 Cholesky (None, never a wrong factor), in-place diagonal updates on stacks,
 and stacked products (exact on small integers) in numpy and torch.
+Then the selection logic (CUDA patched in, never needed), conversions to float64,
+memory sharing, and which library computes what (spies), for the backend's mutants.
 """
 from __future__ import annotations
 
+import builtins
 import math
+import os
+import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -163,3 +169,217 @@ def test_torch_backend_switches_tf32_off():
     bk._no_tf32()
     assert torch.backends.cuda.matmul.allow_tf32 is False and torch.backends.cudnn.allow_tf32 is False
     assert torch.get_float32_matmul_precision() == "highest"
+
+
+# -- issue 17, item 2: the backend's survivors (selection, conversion, dispatch) ---------------------------------
+
+NVIDIA = ("/proc/driver/nvidia/version", "/dev/nvidia0")
+
+
+def _driver(monkeypatch, present) -> None:
+    """os.path.exists sees exactly the NVIDIA driver files in ``present`` (other paths: the real answer)."""
+    real = os.path.exists
+    monkeypatch.setattr(os.path, "exists", lambda p: p in present if p in NVIDIA else real(p))
+
+
+@pytest.fixture
+def fresh(monkeypatch):
+    """No MHA_VERIFY_BACKEND, and _make's cache empty before and after (a patched CUDA leaves no backend behind)."""
+    monkeypatch.delenv("MHA_VERIFY_BACKEND", raising=False)
+    bk._make.cache_clear()
+    yield
+    bk._make.cache_clear()
+
+
+def test_cuda_available_asks_torch_once_torch_is_imported(monkeypatch):
+    """torch is imported (by this module): its answer decides, whatever driver files exist."""
+    assert "torch" in sys.modules
+    for present in ((), NVIDIA[:1], NVIDIA):
+        _driver(monkeypatch, present)
+        for answer in (True, False):
+            monkeypatch.setattr(torch.cuda, "is_available", lambda answer=answer: answer)
+            assert bk.cuda_available() is answer
+
+
+def test_cuda_available_without_torch_imported_needs_a_driver_file(monkeypatch):
+    """torch not imported yet (sys.modules without it): no driver file -> False without asking torch;
+    either driver file -> torch's answer."""
+    monkeypatch.setattr(sys, "modules", {k: v for k, v in sys.modules.items() if k != "torch"})
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    _driver(monkeypatch, ())
+    assert bk.cuda_available() is False
+    for present in (NVIDIA[:1], NVIDIA[1:], NVIDIA):
+        _driver(monkeypatch, present)
+        assert bk.cuda_available() is True
+
+
+def test_cuda_available_is_false_when_torch_cannot_be_imported(monkeypatch):
+    real = builtins.__import__
+
+    def no_torch(name, *args, **kwargs):
+        if name == "torch":
+            raise ImportError("no torch here")
+        return real(name, *args, **kwargs)
+
+    _driver(monkeypatch, NVIDIA)
+    monkeypatch.setattr(builtins, "__import__", no_torch)
+    assert bk.cuda_available() is False
+
+
+def test_auto_and_torch_follow_cuda_availability(fresh, monkeypatch):
+    """'auto' (the default, None) is torch-cuda exactly when CUDA is present, else numpy; 'torch' is
+    torch-cuda or torch-cpu.  CUDA is patched in: a torch-cuda Backend object is made, no device is touched."""
+    for cuda, auto, torch_name in ((False, "numpy", "torch-cpu"), (True, "torch-cuda", "torch-cuda")):
+        monkeypatch.setattr(bk, "cuda_available", lambda cuda=cuda: cuda)
+        bk._make.cache_clear()
+        assert get_backend().name == get_backend(None).name == get_backend("auto").name == auto
+        assert get_backend("torch").name == torch_name
+        assert get_backend("torch").device == ("cuda" if cuda else "cpu")
+
+
+def test_the_environment_variable_overrides_auto_only(fresh, monkeypatch):
+    monkeypatch.setattr(bk, "cuda_available", lambda: False)
+    monkeypatch.setenv("MHA_VERIFY_BACKEND", "torch-cpu")
+    assert get_backend().name == get_backend(None).name == get_backend("auto").name == "torch-cpu"
+    assert get_backend("numpy").name == "numpy"  # a name given explicitly wins
+    monkeypatch.setenv("MHA_VERIFY_BACKEND", "")
+    assert get_backend().name == "numpy"
+    monkeypatch.setenv("MHA_VERIFY_BACKEND", "cupy")
+    with pytest.raises(InvalidInstance):
+        get_backend()
+
+
+def test_no_tf32_sets_the_highest_precision_whatever_the_state_before():
+    """Whatever precision was set before (TF32 allowed by 'high' and 'medium'), _no_tf32 leaves 'highest'
+    and TF32 off, and warns about nothing (an unknown precision name only warns in torch)."""
+    for before in ("high", "medium", "highest"):
+        torch.set_float32_matmul_precision(before)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            bk._no_tf32()
+        assert torch.get_float32_matmul_precision() == "highest"
+        assert torch.backends.cuda.matmul.allow_tf32 is False and torch.backends.cudnn.allow_tf32 is False
+
+
+def test_torch_view_shares_memory_and_copies_only_negative_strides():
+    x = np.arange(12.0).reshape(3, 4)
+    ro = np.arange(4.0)
+    ro.flags.writeable = False
+    for a in (x, x.T, x[:, ::2], np.broadcast_to(np.arange(4.0), (5, 4)), ro):  # strides >= 0, 0 included
+        t = bk._torch_view(a)
+        assert t.dtype == torch.float64 and np.array_equal(t.numpy(), a)
+        assert t.data_ptr() == a.__array_interface__["data"][0]  # no copy
+    t = bk._torch_view(x[:, ::-1])
+    assert np.array_equal(t.numpy(), x[:, ::-1])
+
+
+def test_batched_matmul_and_mm_compute_in_float64_whatever_the_input_dtype():
+    """float32 and integer operands are converted to float64 first: 4097^2 = 2^24 + 8193 is exact in float64,
+    not in float32."""
+    A = np.full((2, 1, 1), 4097.0, dtype=np.float32)
+    for a in (A, A.astype(np.int64)):
+        p = batched_matmul(a, a)
+        assert p.dtype == np.float64 and np.all(p == 4097.0**2)
+        q = get_backend("torch-cpu").mm(a[0], a[0])
+        assert q.dtype == np.float64 and q[0, 0] == 4097.0**2
+
+
+def test_asarray_of_python_lists_and_numbers(b):
+    assert np.array_equal(_np(b, b.asarray([1.0, 2.5])), [1.0, 2.5])
+    assert np.array_equal(_np(b, b.asarray([[1, 2]])), [[1.0, 2.0]])
+    assert _np(b, b.asarray(3.0)) == 3.0
+
+
+def test_numpy_backend_reads_tensors_that_require_grad():
+    p = torch.nn.Parameter(torch.tensor([1.5, -2.0], dtype=torch.float64))  # np.asarray(p) raises
+    x = get_backend("numpy").asarray(p)
+    assert isinstance(x, np.ndarray) and np.array_equal(x, [1.5, -2.0])
+
+
+def test_torch_asarray_copies_only_read_only_arrays():
+    t = get_backend("torch-cpu")
+    w = np.array([1.0, 2.0])
+    assert t.asarray(w).data_ptr() == w.__array_interface__["data"][0]  # writable: shared
+    ro = np.array([3.0, 4.0])
+    ro.flags.writeable = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # torch warns about a non-writable buffer
+        x = t.asarray(ro)
+    assert np.array_equal(t.to_numpy(x), ro) and x.data_ptr() != ro.__array_interface__["data"][0]
+
+
+def test_torch_backend_computes_elementwise_in_torch():
+    """The torch backend's operations run in torch, also on tensors numpy cannot read (requires_grad)."""
+    t = get_backend("torch-cpu")
+
+    def g(v):
+        return t.asarray(torch.tensor(v, dtype=torch.float64, requires_grad=True))
+
+    assert np.array_equal(t.to_numpy(t.abs(g([-2.25, 0.0]))), [2.25, 0.0])
+    assert np.array_equal(t.to_numpy(t.sqrt(g([4.0, 2.25]))), [2.0, 1.5])
+    assert np.array_equal(t.to_numpy(t.exp(g([0.0]))), [1.0])
+    assert np.array_equal(t.to_numpy(t.rint(g([-2.5, 0.5, 1.5, 2.25]))), [-2.0, 0.0, 2.0, 2.0])
+
+
+def test_eye_and_ones_are_float64(b):
+    assert _np(b, b.eye(3)).dtype == np.float64 and _np(b, b.ones(3)).dtype == np.float64
+
+
+def test_diagonal_updates_reach_every_diagonal_entry_of_a_stack_of_one(b):
+    for shape in ((1, 3, 3), (1, 2, 4), (2, 4, 3)):
+        S = b.asarray(np.ones(shape))
+        b.add_to_diagonal(S, 1.0)
+        b.scale_diagonal(S, 4.0)
+        want = np.ones(shape)
+        for i in range(min(shape[-2:])):
+            want[..., i, i] = 8.0
+        assert np.array_equal(_np(b, S), want)
+
+
+def test_scalar_operands_keep_every_bit(b):
+    """A Python float beside a float64 array is used as float64 (1 + 2^-40 and 2^-1074 are not float32)."""
+    x = b.asarray(np.array([0.0, 2.0]))
+    for v in (1.0 + 2.0**-40, TINY):
+        assert np.array_equal(_np(b, b.maximum(x, v)), [v, 2.0])
+        assert np.array_equal(_np(b, b.where(x > 1.0, x, v)), [v, 2.0])
+
+
+def test_numpy_stacks_go_through_torch_and_matrices_through_numpy(monkeypatch):
+    """numpy backend: a product with an operand of more than 2 axes goes to batched_matmul (torch), a product
+    of matrices stays with numpy's @; the torch backend always uses its own @."""
+    calls = []
+
+    def spy(a, b):
+        calls.append((np.ndim(a), np.ndim(b)))
+        return batched_matmul(a, b)
+
+    monkeypatch.setattr(bk, "batched_matmul", spy)
+    n, t = get_backend("numpy"), get_backend("torch-cpu")
+    M, S = np.arange(4.0).reshape(2, 2), np.arange(8.0).reshape(2, 2, 2)
+    for a, b_ in ((M, M), (S, S), (S, M), (M, S), (M, M[0])):
+        calls.clear()
+        assert np.array_equal(n.matmul(a, b_), a @ b_)
+        assert calls == ([(np.ndim(a), np.ndim(b_))] if max(np.ndim(a), np.ndim(b_)) > 2 else [])
+        calls.clear()
+        assert np.array_equal(t.to_numpy(t.matmul(t.asarray(a), t.asarray(b_))), a @ b_) and calls == []
+
+
+def test_mm_computes_on_its_own_backend(monkeypatch):
+    """numpy's mm stays with numpy; torch-cpu's mm calls torch.matmul (small integers: exact either way)."""
+    calls = []
+    real = torch.matmul
+    monkeypatch.setattr(torch, "matmul", lambda a, b: calls.append(1) or real(a, b))
+    A = np.arange(6.0).reshape(2, 3)
+    assert np.array_equal(get_backend("numpy").mm(A, A.T), A @ A.T) and calls == []
+    out = get_backend("torch-cpu").mm(A, A.T)
+    assert isinstance(out, np.ndarray) and np.array_equal(out, A @ A.T) and calls == [1]
+
+
+def test_synchronize_waits_for_cuda_only(monkeypatch):
+    calls = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: calls.append(1))
+    get_backend("numpy").synchronize()
+    get_backend("torch-cpu").synchronize()
+    assert calls == []
+    Backend("torch-cuda").synchronize()  # the object only (no device is touched: synchronize is patched)
+    assert calls == [1]
