@@ -328,3 +328,93 @@ def test_an_undecided_sign_says_whether_the_data_or_the_precision_is_the_cause(t
     assert ball.startswith("[+/- ") and ev.verdict == "inconclusive"
     assert ev.reason == (f"the RHS ball {ball} meets d_KL(pi, L) = 0.0: its sign is not decided for every distribution "
                          "the data stand for (the floats read as exact rationals would decide it: --prec cannot)")
+
+
+# ------------------------------------------------ which explanation an undecided sign gets (issue 17)
+def _read(row):
+    """N = 2, d = 2 (C = 4.19 > 1/2, positive rows: d_KL(pi, L) = 0 by Prop. 2(a)), read at float64 precision."""
+    return from_sequences(np.array([[0, 0]]), N=2, conditionals=np.array([row]), d=2, H=1, d_h=1,
+                          precision=Fraction(1, 2**53))
+
+
+def _c_ball(N, d, prec):
+    with workprec(prec):
+        return (32 * thm2.arb(N + 1).log() / d).sqrt()
+
+
+DATA = "for every distribution the data stand for (the floats read as exact rationals would decide it: --prec cannot)"
+PREC = "at this working precision: raise --prec"
+
+
+@pytest.mark.parametrize("prec", [64, 128])
+def test_an_exactly_uniform_float_row_blames_the_data(prec):
+    """(1/2, 1/2) read at 2^-53: the distributions it stands for include (1/2, 1/2), RHS = 0 = d_KL(pi, L), and
+    (1/2 + 2^-54, 1/2 - 2^-54), RHS < 0 (mpmath): no precision decides the float reading's sign.  Read exactly it is
+    uniform (the term's limit is 0): the RHS is exactly 0 >= 0 (no term certainly < 0, so only the clause
+    0 <= exact RHS tells), decided at any precision: the data are the cause."""
+    inst = _read([0.5, 0.5])
+    C = mpmath.sqrt(32 * mpmath.log(3) / 2)
+    assert 0.5 < C and _term([mpmath.mpf(1) / 2 + mpmath.mpf(2) ** -54, mpmath.mpf(1) / 2 - mpmath.mpf(2) ** -54], C) < 0
+    ev = check_dana_thm2(inst, prec=prec)
+    ball = ev.reason.split("the RHS ball ")[1].split(" meets")[0]
+    assert ev.verdict == "inconclusive" and ev.reason == f"the RHS ball {ball} meets d_KL(pi, L) = 0.0: its sign is not decided {DATA}"
+    assert check_dana_thm2(inst.replace(unit_roundoff=0), prec=prec).verdict == "verified"  # RHS = 0 exactly
+    Cb = _c_ball(2, 2, prec)
+    with workprec(prec):
+        exact, _, negative = thm2.entropy_bound(inst.replace(unit_roundoff=0), Cb)
+        assert not negative and exact == 0
+    assert thm2._data_precision_is_the_cause(inst, Cb, prec) is True
+
+
+def test_a_float_row_two_ulps_off_uniform_blames_the_precision_at_64_bits():
+    """(1/2 + 2^-53, 1/2 - 2^-53) read at 2^-53.  Read exactly, its RHS is -3.13e-32 (mpmath, 50 digits): about
+    2^-104.6, far below what 64 bits resolve in the entropy (log 2 to about 2^-64), so at 64 bits neither reading
+    decides its sign and the working precision is the cause (the exact reading's ball is cut at 0 from above and
+    reaches below it: no term certainly < 0, 0 <= RHS and RHS < 0 both undecided, RHS < 1 certain); at 256 bits
+    the exact reading is refuted and the float reading's explanation becomes the data."""
+    row = [0.5 + 2.0 ** -53, 0.5 - 2.0 ** -53]
+    assert sum(Fraction(x) for x in row) == 1
+    inst = _read(row)
+    with mpmath.workdps(100):  # b(H) ~ 2^-103 is log 2 - H over about 1: 50 digits leave 18 of it
+        truth = _term(_dist(row), mpmath.sqrt(32 * mpmath.log(3) / 2))  # one sequence: the RHS is its term
+    assert -mpmath.mpf(2) ** -104 < truth < -mpmath.mpf(2) ** -106
+    ev = check_dana_thm2(inst, prec=64)
+    ball = ev.reason.split("the RHS ball ")[1].split(" meets")[0]
+    assert ev.verdict == "inconclusive" and ev.reason == f"the RHS ball {ball} meets d_KL(pi, L) = 0.0: its sign is not decided {PREC}"
+    Cb = _c_ball(2, 2, 64)
+    with workprec(64):
+        exact, _, negative = thm2.entropy_bound(inst.replace(unit_roundoff=0), Cb)
+    assert not negative and exact.lower() < 0 and exact.upper() <= 0  # meets 0 (certainly below 1)
+    assert thm2._data_precision_is_the_cause(inst, Cb, 64) is False
+    assert check_dana_thm2(inst.replace(unit_roundoff=0), prec=64).verdict == "inconclusive"
+    # more precision decides the exact reading (its RHS contains the mpmath value), and the explanation follows
+    ev256 = check_dana_thm2(inst.replace(unit_roundoff=0), prec=256)
+    assert ev256.verdict == "refuted" and ev256.margin >= truth
+    with workprec(256):
+        exact, _, negative = thm2.entropy_bound(inst.replace(unit_roundoff=0), _c_ball(2, 2, 256))
+        assert negative and exact.lower() <= thm2.arb(mpmath.nstr(truth, 60)) <= exact.upper()
+    assert check_dana_thm2(inst, prec=256).reason.endswith(DATA)
+
+
+def test_the_construction_trail_with_a_sign_matrix():
+    """N = 3, d = 2 (den = 2, C = 4.7 > 1/2): a point mass on token 1 beside an exactly uniform row, both terms' limit
+    0: the RHS is exactly 0, nothing is refuted, neither a positive instance nor a table, so the sign-matrix
+    construction decides.  (T4) f(t)_j = lambda(t) W_j^T W_g = lambda (S S^T)_{jg} / den, exact in Fractions."""
+    inst = _inst(d=2, rows=[[0, 1, 0], [1 / 3, 1 / 3, 1 / 3]], seqs=SEQS[:2], prior=[1.0, 1.0])
+    assert not inst.is_positive and not inst.is_table
+    S, den, how = thm2.gram_construction(3, 2, 0)
+    G = [[int(x) for x in r] for r in (S @ S.T).tolist()]
+    assert den == 2 and how == "+-1/sqrt(d) signs"
+    ev = check_dana_thm2(inst)
+    con = ev.trail[3].data
+    assert ev.trail[3].title == "f: E(t) = lambda(t) W_g, d_KL(pi, f) in balls" and ev.measured["RHS"] == 0.0
+    lams = con["lambda"]
+    assert lams == [60.0, 0.0]  # the point mass: 60; the uniform row: 0
+    gs = [1, 0]  # the modes (np.argmax: the first of ties)
+    t4 = max(Fraction(lam) * max(G[j][g] for j in range(3) if j != g) / den for lam, g in zip(lams, gs))
+    assert max(G[j][1] for j in (0, 2)) != 0 and con["(T4) max f(t)_j, j != g"] == float(t4)
+    # d_KL(pi, f): the point mass's logits lambda G_{j1} / den, in mpmath; the uniform row's KL is 0
+    z = [60 * mpmath.mpf(G[j][1]) / den for j in range(3)]
+    kl = mpmath.log(mpmath.fsum(mpmath.exp(x) for x in z)) - z[1]
+    assert kl / 2 <= ev.measured["d_KL(pi, f) <="] <= kl / 2 * (1 + REL)
+    assert ev.verdict == "inconclusive" and kl > 0  # above the RHS = 0: refutes nothing
