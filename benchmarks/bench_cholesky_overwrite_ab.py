@@ -1,0 +1,89 @@
+"""Same-process A/B of ``theorem_hypotheses`` at T = 2353 (vit-tight, seed 0;
+issue 20): robustness_screen._cholesky_defect as it was (loaded from git at
+``--before``) against the current one without and with ``overwrite`` (the
+Gram route's gathered blocks reused in place), variants interleaved in a
+rotating order, one BLAS thread.
+
+    OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_cholesky_overwrite_ab.py \
+        [--repeats 3] [--before de4d11c] [--out reports/benchmarks/hypotheses_ab_cholesky_overwrite.json]
+
+Only the ratios of one process compare (the machine is shared): the JSON
+keeps every time, the statuses of each run and the load average before and
+after each run.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import types
+
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(var, "1")
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
+sys.path.insert(0, ROOT)
+
+
+def _old_defect(rev: str):
+    """_cholesky_defect of robustness_screen.py at ``rev`` (exec'd from git show)."""
+    src = subprocess.check_output(["git", "show", f"{rev}:verifier/arith/robustness_screen.py"], cwd=ROOT, text=True)
+    mod = types.ModuleType("robustness_screen_before")
+    exec(compile(src, f"{rev}:robustness_screen.py", "exec"), mod.__dict__)
+    return mod._cholesky_defect
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--before", default="de4d11c")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args(argv)
+
+    import verifier.arith.robustness_screen as rs
+    from proofs.mahdavi2024.proposition1_rank_induction import theorem_hypotheses
+    from verifier.data.instances import make_instance
+
+    new = rs._cholesky_defect
+    old = _old_defect(args.before)
+    variants = {
+        f"before ({args.before})": lambda b, G, c, overwrite=False: old(b, G, c),
+        "copy (overwrite=False)": lambda b, G, c, overwrite=False: new(b, G, c),
+        "in place (overwrite=True)": new,
+    }
+    inst = make_instance(seed=0, H=12, n=197, d=768, d_h=197, context="shared")
+    rs._cholesky_defect = new
+    theorem_hypotheses(inst, seed=0)  # warm-up: imports, caches of constants
+    names = list(variants)
+    out = {"what": __doc__.split("\n\n")[0], "T": inst.T, "python": sys.version.split()[0],
+           "threads": os.environ.get("OPENBLAS_NUM_THREADS"), "seconds": {n: [] for n in names},
+           "statuses": {n: [] for n in names}, "load": []}
+    try:
+        for r in range(args.repeats):
+            for j in range(len(names)):
+                name = names[(r + j) % len(names)]
+                rs._cholesky_defect = variants[name]
+                load0 = os.getloadavg()[0]
+                t = time.perf_counter()
+                hyps = theorem_hypotheses(inst, seed=0)
+                sec = time.perf_counter() - t
+                out["seconds"][name].append(sec)
+                out["statuses"][name].append([f"{h.name}: {h.status}" for h in hyps])
+                out["load"].append([name, load0, os.getloadavg()[0]])
+                print(f"{name}: {sec:.2f} s (load {load0:.2f})", flush=True)
+    finally:
+        rs._cholesky_defect = new
+    out["mean_s"] = {n: sum(v) / len(v) for n, v in out["seconds"].items()}
+    base = out["mean_s"][names[0]]
+    out["ratio_to_before"] = {n: v / base for n, v in out["mean_s"].items()}
+    print(json.dumps({k: out[k] for k in ("mean_s", "ratio_to_before")}, indent=1))
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
