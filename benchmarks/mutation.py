@@ -74,6 +74,7 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
     "independence": ("verifier/arith/independence.py", [T + "verifier/arith/test_independence.py",
                                                         T + "verifier/arith/test_independence_pinned.py",
                                                         T + "verifier/arith/test_independence_gram_adversarial.py",
+                                                        T + "verifier/arith/test_robustness_screen_overwrite.py",
                                                         T + "verifier/arith/test_kruskal.py",
                                                         T + "verifier/arith/test_kruskal_pinned.py",
                                                         T + "verifier/arith/test_rank_float.py"] + SOUND[:1]),
