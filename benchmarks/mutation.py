@@ -74,6 +74,7 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
     "independence": ("verifier/arith/independence.py", [T + "verifier/arith/test_independence.py",
                                                         T + "verifier/arith/test_independence_pinned.py",
                                                         T + "verifier/arith/test_independence_gram_adversarial.py",
+                                                        T + "verifier/arith/test_robustness_screen_overwrite.py",
                                                         T + "verifier/arith/test_kruskal.py",
                                                         T + "verifier/arith/test_kruskal_pinned.py",
                                                         T + "verifier/arith/test_rank_float.py"] + SOUND[:1]),
@@ -102,6 +103,7 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
     "robustness_screen": ("verifier/arith/robustness_screen.py", FLOAT_ORDERS + [T + "verifier/arith/test_robustness_screen.py",
                                                                                  T + "verifier/arith/test_robustness_screen_adversarial.py",
                                                                                  T + "verifier/arith/test_robustness_screen_tight_adversarial.py",
+                                                                                 T + "verifier/arith/test_robustness_screen_overwrite.py",
                                                                                  T + "verifier/arith/test_rank_float_orders.py"]),
     # the deciding lines of the proofs (plain functions of these modules)
     "lemma4": ("proofs/mahdavi2024/lemma4_softmax_saturation.py",

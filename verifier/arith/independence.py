@@ -150,7 +150,7 @@ def gram_certified(G: np.ndarray, e: np.ndarray, idx: np.ndarray, backend=None) 
     big = np.abs(np.diagonal(G)[idx]).max(axis=1)
     c = 2 * eps + 4 * float(gamma(k)) * k * big  # above the expected delta + eps; below lambda_min when well posed
     with np.errstate(all="ignore"):
-        delta = _cholesky_defect(b, Gs, c)
+        delta = _cholesky_defect(b, Gs, c, overwrite=True)  # Gs: gathered for this call only
         sub = add_up(b, delta, eps)
         return np.isfinite(sub) & (c > sub) & np.isfinite(c)
 

@@ -154,11 +154,16 @@ def _gram_eps(b, Y, R) -> np.ndarray:
     return np.max(s, axis=-1)
 
 
-def _cholesky_defect(b, G, c) -> np.ndarray:
+def _cholesky_defect(b, G, c, overwrite=False) -> np.ndarray:
     """Per matrix, a float ``>= ||G - c I - L L^T||_2`` for a float Cholesky
-    factor L of fl(G - c I); inf where the factorisation breaks down."""
+    factor L of fl(G - c I); inf where the factorisation breaks down.
+
+    ``overwrite=True``: the stack G is the caller's own temporary and is
+    overwritten (no copy of it); the operations, and so the bound, are the
+    same either way.  Only arrays made here are reused in place (the residual
+    goes into the shifted copy, ``|L|`` into the masked factor)."""
     N, k, _ = G.shape
-    Gs = G.copy()
+    Gs = G if overwrite else G.copy()
     i = np.arange(k)
     Gs[:, i, i] -= c[:, None]  # one rounding per diagonal entry
     shift = np.max(up_scale(b, np.abs(Gs[:, i, i]), U / (1 - U), UL + SLACK), axis=-1)
@@ -174,10 +179,12 @@ def _cholesky_defect(b, G, c) -> np.ndarray:
             except np.linalg.LinAlgError:
                 pass
     ok &= np.all(np.isfinite(L), axis=(-2, -1))
-    L = np.tril(np.where(ok[:, None, None], L, 0.0))
-    H = np.abs(Gs - b.matmul(L, _swap(L)))
+    if not ok.all():  # where every factor is finite, np.where would copy L value for value
+        L = np.where(ok[:, None, None], L, 0.0)
+    L = np.tril(L)  # a new array: not the factor LAPACK (or a patched cholesky) returned
+    H = np.abs(np.subtract(Gs, b.matmul(L, _swap(L)), out=Gs), out=Gs)  # Gs is not read again
     h = up_scale(b, rowsum_up(b, H), 1 / (1 - U))
-    aL = np.abs(L)
+    aL = np.abs(L, out=L)  # L is not read again
     t = up_scale(b, nonneg_matmul_up(b, aL, rowsum_up(b, _swap(aL))[..., None])[..., 0], gamma(k))
     total = np.max(up_scale(b, add_up(b, h, t), Fraction(1), 3 * k * k * UL + SLACK), axis=-1)
     out[ok] = add_up(b, total, shift)[ok]

@@ -30,7 +30,9 @@ The final rounding factors (1 +/- u of lam, n2min, q and r) are not tested
 here: a change of one u there is paid by the surplus of the add_up steps of
 smax2 and n2max (fact G of MUTANTS.md; the grid constants are asserted by
 :func:`test_final_step_grid_constants`, the derivations are in
-tests/soundness/mutants_equivalent.json).
+tests/soundness/mutants_equivalent.json); q's factor 1 + 2u instead of 1 - 4u
+(6u) also needs sub's and rowsum_up's surpluses
+(:func:`test_q_factor_one_plus_2u_is_paid_by_four_surpluses`).
 """
 from __future__ import annotations
 
@@ -139,6 +141,38 @@ def test_final_step_grid_constants():
     surplus = ((1 - U) ** 2 * (1 + 4 * U)) ** 2  # G: add_up(x, y) >= (x + y)(1 - u)^2 (1 + 4u), normal range
     assert surplus >= 1 + U  # lam (or n2min) <= (c - sub)(1 + u) once the factor is 1
     assert surplus >= (1 + U) ** 2  # r = fl(sqrt q) <= sqrt(q)(1 + u)
+
+
+def test_q_factor_one_plus_2u_is_paid_by_four_surpluses():
+    """The derivation of rho_screen mutants 213 and 216 (q's factor
+    fl_down((1+u)^3/(1+u)) or fl_down((1-u)^-3/(1+u)) = 1 + 2u instead of
+    1 - 4u; tests/soundness/mutants_equivalent.json), in exact rationals from
+    the module's own float constants.  With w = 1 + u/(1+u) (one rounding to
+    nearest up), kappa = w^2 (1 - 2u) (lam, n2min: a subtraction and
+    down_scale), a = f_add/(1+u)^2 (add_up, f_add = 1 + 4u: sub, smax2,
+    n2max), b = 1/(1-u)^2 <= f_k/(1+u)^k (rowsum_up of k terms, any order),
+    t = eps/(RS + eps) in [0, 1]: r^2 <= rho^2 Phi(t) with
+
+        Phi(t) = w^8 (1 + 2u)(1 - 2u)^2 kappa^2 / a^2 * (1 - (a - 1) t) / (1 + (b - 1)(1 - t)),
+
+    a ratio of linear functions of t, so Phi <= 1 on [0, 1] when it holds at
+    both ends (to first order the surpluses 2u t of sub, 2u (1 - t) of
+    rowsum_up, 2u + 2u of smax2's and n2max's add_up pay the mutants' 6u)."""
+    from verifier.arith.float_bounds import gamma
+
+    w = (1 + 2 * U) / (1 + U)
+    assert fl_down((1 + U) ** 3 / (1 + U)) == 1 + 2 * u  # mutant 213's q factor
+    assert fl_down(1 / (1 - U) ** 3 / (1 + U)) == 1 + 2 * u  # mutant 216's
+    f_d = Fraction(fl_down(Fraction(1) / (1 + U) ** 2))  # lam, n2min, r: 1 - 2u
+    kappa = w * w * f_d
+    a = Fraction(_up_constants(1 / (1 - U), SLACK)[0]) / (1 + U) ** 2
+    b = 1 / (1 - U) ** 2
+    for k in list(range(1, 65)) + [197, 1000, 4096]:  # rowsum_up's surplus (any k <= 2^40: (1+u)^k <= 1 + ku/(1-2ku))
+        assert Fraction(_up_constants(1 / (1 - gamma(k)), SLACK)[0]) / (1 + U) ** k >= b
+    pre = w**8 * (1 + 2 * U) * f_d**2 * kappa**2 / a**2
+    for t in (Fraction(0), Fraction(1)):
+        phi = pre * (1 - (a - 1) * t) / (1 + (b - 1) * (1 - t))
+        assert phi <= 1 - 10 * U**2  # 1 - 15u^2 at t = 0, 1 - 11u^2 at t = 1
 
 
 # -- n2min = min G_ii - eps: a Gram farther from G than the float rounding -------------------------------------------
