@@ -179,6 +179,12 @@ def _blob(module: str) -> str:
                           text=True).stdout.strip()
 
 
+def stale(r: dict) -> bool:
+    """A stored run whose module has changed since (its blob is not HEAD's): its counts
+    describe former code, so the summary marks it and it must be run again."""
+    return r.get("module_blob") != _blob(r["module"])
+
+
 def _mutmut_run(module: str, tests: list[str], max_children: int, names: list[str]):
     """mutmut run in SCRATCH on ``module`` (all its mutants, or only ``names``):
     (exit codes by mutant, seconds, process output, env)."""
@@ -532,7 +538,8 @@ def summary() -> str:
             continue
         n = counts(r, equivalents)
         secs = r["seconds"] + r.get("rerun_seconds", 0)
-        scope = (" (only " + ", ".join(r["only"]) + ")" if r.get("only") else "") + (" (stopped)" if r.get("partial") else "")
+        scope = ((" (only " + ", ".join(r["only"]) + ")" if r.get("only") else "") + (" (stopped)" if r.get("partial") else "")
+                 + (" (STALE: the module changed after this run)" if stale(r) else ""))
         rows.append(f"| {r['target']}{scope} | `{r['module']}` | " + " | ".join(str(n[k]) for k in cols)
                     + f" | {secs:.0f} |")
         for x in r["survivors"]:

@@ -52,3 +52,10 @@ def test_a_raise_message_is_message_only_and_an_empty_diff_is_not():
     assert mutation._rule(['raise ValueError("bad")'], ['raise ValueError("XXbadXX")'],
                           '-raise ValueError("bad")\n+raise ValueError("XXbadXX")') == "message-only"
     assert not mutation._in_raise("")
+
+
+def test_a_run_of_a_changed_module_is_stale():
+    """The summary marks a stored run whose module is no longer HEAD's: its counts describe former code."""
+    module = "verifier/arith/compare.py"
+    assert not mutation.stale({"module": module, "module_blob": mutation._blob(module)})
+    assert mutation.stale({"module": module, "module_blob": "0" * 40})
