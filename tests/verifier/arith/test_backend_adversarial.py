@@ -359,7 +359,9 @@ def test_numpy_stacks_go_through_torch_and_matrices_through_numpy(monkeypatch):
     for a, b_ in ((M, M), (S, S), (S, M), (M, S), (M, M[0])):
         calls.clear()
         assert np.array_equal(n.matmul(a, b_), a @ b_)
-        assert calls == ([(np.ndim(a), np.ndim(b_))] if max(np.ndim(a), np.ndim(b_)) > 2 else [])
+        # --another-machine computes a product in blocks (another summation order): one call or several
+        stacked = max(np.ndim(a), np.ndim(b_)) > 2
+        assert (bool(calls) and set(calls) == {(np.ndim(a), np.ndim(b_))}) if stacked else calls == []
         calls.clear()
         assert np.array_equal(t.to_numpy(t.matmul(t.asarray(a), t.asarray(b_))), a @ b_) and calls == []
 
@@ -372,7 +374,7 @@ def test_mm_computes_on_its_own_backend(monkeypatch):
     A = np.arange(6.0).reshape(2, 3)
     assert np.array_equal(get_backend("numpy").mm(A, A.T), A @ A.T) and calls == []
     out = get_backend("torch-cpu").mm(A, A.T)
-    assert isinstance(out, np.ndarray) and np.array_equal(out, A @ A.T) and calls == [1]
+    assert isinstance(out, np.ndarray) and np.array_equal(out, A @ A.T) and calls  # one call, or one per block
 
 
 def test_synchronize_waits_for_cuda_only(monkeypatch):
