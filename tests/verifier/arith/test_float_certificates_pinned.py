@@ -2,6 +2,7 @@
 issue 9): the batched bounds equal the single ones, every bound encloses the
 exact quantity (computed in rationals) and is tight to rounding, ranges and
 edge shapes."""
+import math
 import re
 from fractions import Fraction
 
@@ -172,6 +173,13 @@ def test_the_backend_given_computes_every_bound(monkeypatch):
         assert (residual_upper_float(A, np.eye(2), A, backend=backend) < 1e-14).all()  # X I - A = 0 at X = A
         assert (abs_ball_upper(ball, backend=backend) >= np.abs(A)).all()
         assert float_ball_of(A, backend).mid is not None
+        with monkeypatch.context() as m:  # the stack's inverse fails: one by one, on the same backend
+            m.setattr(np.linalg, "inv", _no_inverse)
+            assert list(inverse_residual_bounds(np.stack([A, A]), backend=backend)) == [np.inf, np.inf]
+
+
+def _no_inverse(*a, **k):
+    raise np.linalg.LinAlgError("Singular matrix (patched)")
 
 
 def _diagonal_inverse(self, a):
@@ -325,6 +333,32 @@ def test_sigma_min_square_root_guard_steps_down(monkeypatch):
     monkeypatch.setattr(fc, "math", fake)
     guarded = float(sigma_min_lower_float(X).value.mid())
     assert normal <= guarded <= math.nextafter(math.nextafter(normal, math.inf), math.inf) and guarded < sig
+
+
+def test_a_zero_lower_bound_of_sigma_squared_proves_nothing(monkeypatch):
+    """lb2 = alpha - defect - eps_gram exactly 0 on every try (both bounds patched:
+    the Cholesky succeeds with a defect of exactly alpha, no perturbation) proves
+    no positive sigma_min: InsufficientPrecision after the tries, never a square
+    root of 0 (whose guard loop would step down from -2^-1074 forever)."""
+    from types import SimpleNamespace
+
+    import verifier.arith.float_certificates as fc
+
+    tried = []
+
+    def defect_alpha(b, G, alpha):
+        tried.append(alpha)
+        return np.zeros_like(G), Fraction(alpha)
+
+    def no_sqrt(x):
+        raise AssertionError(f"square root of lb2 = {x} taken")
+
+    monkeypatch.setattr(fc, "_cholesky_defect", defect_alpha)
+    monkeypatch.setattr(fc, "_gram_perturbation_bound", lambda b, mid, rad: Fraction(0))
+    monkeypatch.setattr(fc, "math", SimpleNamespace(sqrt=no_sqrt, nextafter=math.nextafter, inf=math.inf))
+    with pytest.raises(InsufficientPrecision, match="not proved positive definite for any alpha tried"):
+        sigma_min_lower_float(np.eye(2), alpha=1.0, tries=3)
+    assert tried == [1.0, 0.5, 0.25]
 
 
 def test_batched_boundaries(monkeypatch):
