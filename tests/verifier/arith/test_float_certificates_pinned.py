@@ -329,9 +329,17 @@ def test_sigma_min_square_root_guard_steps_down(monkeypatch):
     X = np.random.default_rng(2).standard_normal((3, 6))
     sig = np.linalg.svd(X, compute_uv=False)[-1]
     normal = float(sigma_min_lower_float(X).value.mid())
-    fake = SimpleNamespace(sqrt=lambda x: math.sqrt(x) * (1 + 8 * 2.0 ** -52), nextafter=math.nextafter, inf=math.inf)
+    steps = []
+
+    def nextafter(x, to):  # a guard loop that does not stop fails here, not after mutmut's CPU limit
+        steps.append(to)
+        assert len(steps) <= 64, "the guard loop took 64 steps"
+        return math.nextafter(x, to)
+
+    fake = SimpleNamespace(sqrt=lambda x: math.sqrt(x) * (1 + 8 * 2.0 ** -52), nextafter=nextafter, inf=math.inf)
     monkeypatch.setattr(fc, "math", fake)
     guarded = float(sigma_min_lower_float(X).value.mid())
+    assert steps and set(steps) == {-math.inf}  # about 8 ulps down (ulp by ulp), never up
     assert normal <= guarded <= math.nextafter(math.nextafter(normal, math.inf), math.inf) and guarded < sig
 
 
