@@ -2,6 +2,8 @@
 issue 9): the batched bounds equal the single ones, every bound encloses the
 exact quantity (computed in rationals) and is tight to rounding, ranges and
 edge shapes."""
+import math
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -9,13 +11,15 @@ import pytest
 from flint import arb, arb_mat
 
 from verifier.arith.backend import Backend, get_backend
-from verifier.arith.compare import upper
+from verifier.arith.compare import lower, upper
 from verifier.arith.exact import to_fmpq_mat
 from verifier.arith.float_bounds import MAG, U, gamma
 from verifier.arith.float_certificates import (
     FloatBall,
+    abs_ball_upper,
     float_ball_of,
     inverse_residual_bound,
+    inverse_residual_bound_explained,
     inverse_residual_bounds,
     residual_upper_float,
     sigma_min_lower_float,
@@ -112,6 +116,70 @@ def test_no_float_inverse_gives_no_bound(monkeypatch):
     assert upper(inverse_residual_bound(np.ones((2, 2)))) == float("inf")
     assert upper(inverse_residual_bound(np.eye(2))) == float("inf")
     assert list(inverse_residual_bounds(np.stack([np.eye(2), np.ones((2, 2))]))) == [np.inf, np.inf]
+
+
+def test_the_explanation_names_each_failure_and_only_a_failure(monkeypatch):
+    """inverse_residual_bound_explained: ``""`` with every finite bound (k = 0
+    included), the reason with every +inf (rank.py writes it into the method text
+    and climbs on it); inverse_residual_bound is its bound, with the R given."""
+    import verifier.arith.float_certificates as fc
+
+    bound, why = inverse_residual_bound_explained(np.zeros((0, 0)))
+    assert bound.value == 0 and why == ""
+    for shape in [(3,), (2, 3), (3, 2), (2, 2, 2)]:  # k read from the first axis: a vector is refused too
+        with pytest.raises(InvalidInstance, match="needs a square matrix, got " + re.escape(str(shape))):
+            inverse_residual_bound_explained(np.ones(shape))
+    bound, why = inverse_residual_bound_explained(np.eye(2))
+    assert upper(bound) < 1e-15 and why == ""
+    # I - (I/2) I = I/2 exactly: the bound is of the R given, not of a float inverse
+    assert 0.5 <= upper(inverse_residual_bound(np.eye(2), R=np.eye(2) / 2)) < 0.5 * (1 + 1e-12)
+    assert upper(inverse_residual_bound(np.eye(2), R=np.eye(2) / 2)) == upper(
+        inverse_residual_bound_explained(np.eye(2), R=np.eye(2) / 2)[0])
+    bound, why = inverse_residual_bound_explained(np.diag([HUGE, 1.0]))
+    assert upper(bound) == float("inf") and why.startswith("float range: an operand exceeds 2^400")
+
+    def singular(*a, **k):
+        raise np.linalg.LinAlgError("Singular matrix (patched)")
+
+    with monkeypatch.context() as m:
+        m.setattr(np.linalg, "inv", singular)
+        bound, why = inverse_residual_bound_explained(np.eye(2))
+        assert upper(bound) == float("inf")
+        assert why == "no float64 inverse of the midpoint (LinAlgError or non-finite)"
+    # in range (entries <= 2^400, k <= 2^40) a row bound is about k^2 2^800 < 2^1024 at most:
+    # the overflow branch is reached by patching the row bounds
+    monkeypatch.setattr(fc, "_residual_row_bounds", lambda b, mid, rad, R: np.array([1.0, np.inf]))
+    bound, why = inverse_residual_bound_explained(np.eye(2))
+    assert upper(bound) == float("inf") and why == "the float bound overflowed"
+
+
+def test_the_backend_given_computes_every_bound(monkeypatch):
+    """A backend given is used as given: with MHA_VERIFY_BACKEND naming no backend,
+    the default ("auto") raises, so a bound that dropped its backend argument
+    fails here (the values are pinned elsewhere)."""
+    monkeypatch.setenv("MHA_VERIFY_BACKEND", "no-such-backend")
+    with pytest.raises(InvalidInstance, match="no-such-backend"):
+        get_backend(None)
+    A = np.array([[2.0, 1.0], [1.0, 3.0]])
+    ball = FloatBall(A, np.full((2, 2), 2.0**-30))
+    for backend in ("numpy", get_backend("numpy")):
+        assert upper(inverse_residual_bound(ball, backend=backend)) < 1e-8
+        assert upper(inverse_residual_bound(A, R=np.linalg.inv(A), backend=backend)) < 1e-15
+        assert inverse_residual_bound_explained(A, backend=backend)[1] == ""
+        assert (inverse_residual_bounds(np.stack([A, A]), np.stack([ball.rad, ball.rad]), backend=backend)
+                < 1e-8).all()
+        assert lower(sigma_min_lower_float(ball, backend=backend)) > 1
+        assert 0.99 < lower(sigma_min_lower_float(A, alpha=1.0, backend=backend)) <= 1  # alpha minus the defects
+        assert (residual_upper_float(A, np.eye(2), A, backend=backend) < 1e-14).all()  # X I - A = 0 at X = A
+        assert (abs_ball_upper(ball, backend=backend) >= np.abs(A)).all()
+        assert float_ball_of(A, backend).mid is not None
+        with monkeypatch.context() as m:  # the stack's inverse fails: one by one, on the same backend
+            m.setattr(np.linalg, "inv", _no_inverse)
+            assert list(inverse_residual_bounds(np.stack([A, A]), backend=backend)) == [np.inf, np.inf]
+
+
+def _no_inverse(*a, **k):
+    raise np.linalg.LinAlgError("Singular matrix (patched)")
 
 
 def _diagonal_inverse(self, a):
@@ -261,10 +329,44 @@ def test_sigma_min_square_root_guard_steps_down(monkeypatch):
     X = np.random.default_rng(2).standard_normal((3, 6))
     sig = np.linalg.svd(X, compute_uv=False)[-1]
     normal = float(sigma_min_lower_float(X).value.mid())
-    fake = SimpleNamespace(sqrt=lambda x: math.sqrt(x) * (1 + 8 * 2.0 ** -52), nextafter=math.nextafter, inf=math.inf)
+    steps = []
+
+    def nextafter(x, to):  # a guard loop that does not stop fails here, not after mutmut's CPU limit
+        steps.append(to)
+        assert len(steps) <= 64, "the guard loop took 64 steps"
+        return math.nextafter(x, to)
+
+    fake = SimpleNamespace(sqrt=lambda x: math.sqrt(x) * (1 + 8 * 2.0 ** -52), nextafter=nextafter, inf=math.inf)
     monkeypatch.setattr(fc, "math", fake)
     guarded = float(sigma_min_lower_float(X).value.mid())
+    assert steps and set(steps) == {-math.inf}  # about 8 ulps down (ulp by ulp), never up
     assert normal <= guarded <= math.nextafter(math.nextafter(normal, math.inf), math.inf) and guarded < sig
+
+
+def test_a_zero_lower_bound_of_sigma_squared_proves_nothing(monkeypatch):
+    """lb2 = alpha - defect - eps_gram exactly 0 on every try (both bounds patched:
+    the Cholesky succeeds with a defect of exactly alpha, no perturbation) proves
+    no positive sigma_min: InsufficientPrecision after the tries, never a square
+    root of 0 (whose guard loop would step down from -2^-1074 forever)."""
+    from types import SimpleNamespace
+
+    import verifier.arith.float_certificates as fc
+
+    tried = []
+
+    def defect_alpha(b, G, alpha):
+        tried.append(alpha)
+        return np.zeros_like(G), Fraction(alpha)
+
+    def no_sqrt(x):
+        raise AssertionError(f"square root of lb2 = {x} taken")
+
+    monkeypatch.setattr(fc, "_cholesky_defect", defect_alpha)
+    monkeypatch.setattr(fc, "_gram_perturbation_bound", lambda b, mid, rad: Fraction(0))
+    monkeypatch.setattr(fc, "math", SimpleNamespace(sqrt=no_sqrt, nextafter=math.nextafter, inf=math.inf))
+    with pytest.raises(InsufficientPrecision, match="not proved positive definite for any alpha tried"):
+        sigma_min_lower_float(np.eye(2), alpha=1.0, tries=3)
+    assert tried == [1.0, 0.5, 0.25]
 
 
 def test_batched_boundaries(monkeypatch):
