@@ -104,7 +104,7 @@ def test_single_bound_edges_and_ranges():
     assert upper(inverse_residual_bound(np.eye(2), R=np.diag([HUGE, 1.0]))) == inf
     assert upper(inverse_residual_bound(np.eye(2), R=np.diag([np.nan, 1.0]))) == inf
     assert upper(inverse_residual_bound(np.ones((2, 2)))) >= 1  # singular: never certified, whatever inv does
-    assert upper(inverse_residual_bound(np.eye(2))) < 1e-15
+    assert upper(inverse_residual_bound(np.eye(2))) < 1e-12  # a float inverse: a few ulps off on another machine
 
 
 def test_no_float_inverse_gives_no_bound(monkeypatch):
@@ -130,7 +130,7 @@ def test_the_explanation_names_each_failure_and_only_a_failure(monkeypatch):
         with pytest.raises(InvalidInstance, match="needs a square matrix, got " + re.escape(str(shape))):
             inverse_residual_bound_explained(np.ones(shape))
     bound, why = inverse_residual_bound_explained(np.eye(2))
-    assert upper(bound) < 1e-15 and why == ""
+    assert upper(bound) < 1e-12 and why == ""  # a float inverse of I: a few ulps from I on another machine
     # I - (I/2) I = I/2 exactly: the bound is of the R given, not of a float inverse
     assert 0.5 <= upper(inverse_residual_bound(np.eye(2), R=np.eye(2) / 2)) < 0.5 * (1 + 1e-12)
     assert upper(inverse_residual_bound(np.eye(2), R=np.eye(2) / 2)) == upper(
@@ -164,7 +164,8 @@ def test_the_backend_given_computes_every_bound(monkeypatch):
     ball = FloatBall(A, np.full((2, 2), 2.0**-30))
     for backend in ("numpy", get_backend("numpy")):
         assert upper(inverse_residual_bound(ball, backend=backend)) < 1e-8
-        assert upper(inverse_residual_bound(A, R=np.linalg.inv(A), backend=backend)) < 1e-15
+        R = np.array([[0.6, -0.2], [-0.2, 0.4]])  # A^-1 rounded: the same R on every machine
+        assert upper(inverse_residual_bound(A, R=R, backend=backend)) < 1e-12
         assert inverse_residual_bound_explained(A, backend=backend)[1] == ""
         assert (inverse_residual_bounds(np.stack([A, A]), np.stack([ball.rad, ball.rad]), backend=backend)
                 < 1e-8).all()
@@ -236,9 +237,9 @@ def test_batched_edge_shapes_and_ranges():
     assert inverse_residual_bounds(np.zeros((0, 3, 3))).shape == (0,)
     assert list(inverse_residual_bounds(np.zeros((2, 0, 0)))) == [0.0, 0.0]
     one = inverse_residual_bounds(np.array([[[2.0]]]))
-    assert one.shape == (1,) and 0 <= one[0] < 1e-15
+    assert one.shape == (1,) and 0 <= one[0] < 1e-12
     one_by_one = inverse_residual_bounds(np.full((2, 1, 1), 3.0))
-    assert np.all(one_by_one < 1e-15)
+    assert np.all(one_by_one < 1e-12)
     wide = inverse_residual_bounds(np.stack([np.eye(2)] * 2), np.full((2, 2, 2), 0.75))
     assert np.all((wide > 1.4) & (wide < 1.6))  # the radii count
     with pytest.raises(InsufficientPrecision):
@@ -379,4 +380,4 @@ def test_batched_boundaries(monkeypatch):
     # a singular member without radii: never certified (one by one if the stack's inverse fails), the others are
     mids = np.stack([np.eye(2), np.ones((2, 2)), 2 * np.eye(2)])
     out = inverse_residual_bounds(mids)
-    assert out[1] >= 1 and out[0] < 1e-15 and out[2] < 1e-15
+    assert out[1] >= 1 and out[0] < 1e-12 and out[2] < 1e-12
