@@ -147,7 +147,7 @@ def test_gram_route_itself_returns_the_minimum_norm_solution(cond):
     assert np.abs(M - ref).max() <= 1e-6 * np.abs(ref).max()
 
 
-def test_gram_route_declines_non_finite_grams_and_labels_silently():
+def test_gram_route_refuses_non_finite_grams_and_labels_silently():
     """A Gram that overflows (Z = 1e200: Z Z^T = inf) is not numerically positive definite and
     labels with inf or NaN have no solution: None, without a warning or an exception (the
     exact answer M = 0 for Y = 0 is the QR route's to give)."""
