@@ -57,7 +57,6 @@ def test_float_readout_is_the_minimum_norm_solution_by_every_route(route, monkey
 
 
 def test_gram_route_refuses_what_it_cannot_solve():
-    # (not '...declines...': the mutation runs deselect test names containing 'cli', -k 'not cli')
     """Rows dependent to 1e-12: the Gram is not numerically positive definite or its
     refinement stalls; the route declines (None) rather than return a poor M."""
     from proofs.mahdavi2024 import step2_linear_readout as s2

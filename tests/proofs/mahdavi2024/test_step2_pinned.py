@@ -90,7 +90,6 @@ def test_solve_readout_ball_takes_numpy_labels():
 
 # The float readout's Gram route (solve_readout_float -> _gram_solution, _at_rounding_level):
 # a candidate only, but each route must give Z^+ Y where it answers and decline where it cannot.
-# (No test name here may contain 'cli': the mutation runs deselect those, -k 'not cli'.)
 
 def test_at_rounding_level_on_exact_float64_inputs():
     """Every value below is exact in float64 (in any summation order): the test is
