@@ -169,7 +169,9 @@ def test_exact_rows_decide_where_their_float_copy_is_zero(exhaustive_limit):
         assert kr.lower == 2
         assert general_position(V).at_least(2) is Decision.TRUE
     W = _exact_rows([[1, 1], [TINY, 0], [0, 0]])  # an exactly zero row: kr = 0
-    assert kruskal_rank(W).upper == 0
+    kw = kruskal_rank(W)  # lower = 1 needs no zero row: a zero row not flagged would certify a lie
+    assert kw.lower == 0 and kw.upper == 0 and kw.witness == (2,)
+    assert kruskal_rank([[1.0, 0.0], [0.0, 1.0]]).lower == 2  # a list of rows (no dtype)
 
 
 def test_general_position_reads_lists_and_float_arrays():
