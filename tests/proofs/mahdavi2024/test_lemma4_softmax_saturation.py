@@ -312,7 +312,10 @@ def test_lemma3_unavailable_decides_the_queries_of_J_exactly_and_at_precision():
     assert h.detail == "rank over Q = 2 = |J|; the float64 construction gave up"
     assert ev.claimed == {"bound": "2(n-1) exp(R - c g)", "eps": 0.1, "c/c0": [1, 2]}
     assert ev.measured == {"construction failed at": "Lemma 3"} and ev.method == "exact rationals"
-    assert "queries dependent (patched)" in ev.reason
+    assert "queries dependent (patched)" in ev.reason and ev.statement == "lemma4" and not ev.certified
+    assert ev.instance == inst.summary()
+    assert [(t.title, t.uses) for t in ev.trail] == [
+        ("Construction failed at Lemma 3: Lemma 3: queries dependent (patched)", "Lemma 3")]
 
     e = np.array(inst.queries, dtype=np.float64)
     e[1] = 2 * e[0]
@@ -328,4 +331,7 @@ def test_lemma3_unavailable_decides_the_queries_of_J_exactly_and_at_precision():
                                 multipliers=(1, 2))
         (h,) = ev.hypotheses
         assert (h.name, h.status) == (name, status)
+        if status == "fails-at-precision":
+            assert h.detail.startswith("queries [0, 1]: relative sigma_min <= ")
+            assert h.detail.endswith("(certified) <= tolerance 1.11e-15; independent as exact rationals")
     assert ev.verdict == "inconclusive"
