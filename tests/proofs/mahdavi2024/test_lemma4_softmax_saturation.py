@@ -290,3 +290,48 @@ def test_exactly_singular_context_on_J_gets_a_gaussian_base():
     assert st_["J"] == [0, 1]
     assert st_["W"].shape == (5, 5) and np.all(np.isfinite(st_["W"]))
     assert 0.2 < np.linalg.norm(st_["W"]) / np.sqrt(5) < 5
+
+
+def test_lemma3_unavailable_decides_the_queries_of_J_exactly_and_at_precision():
+    """When the float construction gives up at Lemma 3, the queries e^(j), j in J = {0, 1}
+    (r = 3), are decided: independent -> certified, the verdict inconclusive; dependent over Q
+    (e^(1) = 2 e^(0)) -> refuted; independent as rationals but within the dtype's precision of
+    dependent -> fails-at-precision (both hypotheses-unmet); the claim and the failed step kept."""
+    from proofs.mahdavi2024.lemma4_softmax_saturation import lemma3_unavailable
+    from verifier.data.instances import from_arrays, make_instance
+    from verifier.errors import ConstructionFailed
+
+    inst = make_instance(H=2, n=3, d=5, seed=0)
+    assert (inst.r, inst.T) == (3, 5)
+    exc = ConstructionFailed("Lemma 3", "queries dependent (patched)")
+    name = "the queries e^(j), j in J = [0, 1], linearly independent (Lemma 3's W' = v w^T; Assumption 1)"
+
+    ev = lemma3_unavailable(inst, exc, eps=0.1, multipliers=(1, 2))
+    (h,) = ev.hypotheses
+    assert ev.verdict == "inconclusive" and (h.name, h.status) == (name, "certified")
+    assert h.detail == "rank over Q = 2 = |J|; the float64 construction gave up"
+    assert ev.claimed == {"bound": "2(n-1) exp(R - c g)", "eps": 0.1, "c/c0": [1, 2]}
+    assert ev.measured == {"construction failed at": "Lemma 3"} and ev.method == "exact rationals"
+    assert "queries dependent (patched)" in ev.reason and ev.statement == "lemma4" and not ev.certified
+    assert ev.instance == inst.summary()
+    assert [(t.title, t.uses) for t in ev.trail] == [
+        ("Construction failed at Lemma 3: Lemma 3: queries dependent (patched)", "Lemma 3")]
+
+    e = np.array(inst.queries, dtype=np.float64)
+    e[1] = 2 * e[0]
+    ev = lemma3_unavailable(from_arrays(inst.contexts, e, inst.labels, H=2), exc, eps=0.1, multipliers=(1, 2))
+    (h,) = ev.hypotheses
+    assert ev.verdict == "hypotheses-unmet" and (h.name, h.status) == (name, "refuted")
+    assert h.detail == "rank over Q = 1 < |J| = 2 (exact)"
+
+    e = np.array(inst.queries, dtype=np.float64)
+    e[1] = e[0] * (1 + 1e-15) + 1e-17  # independent over Q, sigma_min far below the dtype's tolerance
+    for reading, status in (("dtype", "fails-at-precision"), ("exact", "certified")):
+        ev = lemma3_unavailable(from_arrays(inst.contexts, e, inst.labels, H=2, reading=reading), exc, eps=0.1,
+                                multipliers=(1, 2))
+        (h,) = ev.hypotheses
+        assert (h.name, h.status) == (name, status)
+        if status == "fails-at-precision":
+            assert h.detail.startswith("queries [0, 1]: relative sigma_min <= ")
+            assert h.detail.endswith("(certified) <= tolerance 1.11e-15; independent as exact rationals")
+    assert ev.verdict == "inconclusive"

@@ -56,7 +56,7 @@ def test_float_readout_is_the_minimum_norm_solution_by_every_route(route, monkey
     assert np.abs(P @ M - M).max() < 1e-9
 
 
-def test_gram_route_declines_what_it_cannot_solve():
+def test_gram_route_refuses_what_it_cannot_solve():
     """Rows dependent to 1e-12: the Gram is not numerically positive definite or its
     refinement stalls; the route declines (None) rather than return a poor M."""
     from proofs.mahdavi2024 import step2_linear_readout as s2

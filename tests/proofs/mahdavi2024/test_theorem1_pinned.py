@@ -264,3 +264,32 @@ def test_far_weights_reason(tmp_path, monkeypatch):
     monkeypatch.setattr(t1, "memorization_decision", lambda *a: Decision.UNDECIDED)
     ev = memorize(far, prec=128, seed=0, skip=True)
     assert ev.reason.startswith("the float64 weights miss the labels: certified max |yhat - y| >= ")
+
+
+def test_duplicates_reading_names_both_inputs_and_their_exactness():
+    """Identical inputs are exact only when contexts AND queries are read exactly; otherwise
+    the reading holds at the data's precision and describes both arrays."""
+    from proofs.mahdavi2024.theorem1_memorization import duplicates_reading
+    from verifier.data.instances import from_arrays
+    from verifier.statements.at_precision import HOLDS
+
+    rng = np.random.default_rng(0)
+    E, e, y = rng.standard_normal((4, 3, 5)), rng.standard_normal((4, 5)), rng.standard_normal((4, 1))
+    dy = lambda a: np.round(a * 4) / 4  # noqa: E731  (dyadic: exact under the dtype reading)
+    assert duplicates_reading(from_arrays(E, e, y, H=2)) == "identical values given (exact)"
+    assert duplicates_reading(from_arrays(dy(E), dy(e), y, H=2, reading="dtype")) == "identical values given (exact)"
+    for Ec, ec in ((E, e), (E, dy(e)), (dy(E), e)):
+        text = duplicates_reading(from_arrays(Ec, ec, y, H=2, reading="dtype"))
+        assert text.startswith(HOLDS) and "contexts float64: " in text and "queries float64: " in text
+
+
+def test_a_clash_needs_the_same_context_and_the_same_query():
+    from proofs.mahdavi2024.theorem1_memorization import conflicting_duplicates
+    from verifier.data.instances import from_arrays
+
+    rng = np.random.default_rng(1)
+    E, e, y = rng.standard_normal((4, 3, 5)), rng.standard_normal((4, 5)), rng.standard_normal((4, 1))
+    E[1] = E[0]  # the same context, another query, another label: no clash
+    assert conflicting_duplicates(from_arrays(E, e, y, H=2)) is None
+    E[3], e[3] = E[0], e[0]  # the same context and query, another label
+    assert conflicting_duplicates(from_arrays(E, e, y, H=2)) == (0, 3)

@@ -40,6 +40,17 @@ def test_a_failed_float_inverse_climbs_to_the_approximate_solve(broken_inverse):
     assert res.decision is Decision.TRUE and res.prec_bits == 128
     assert "float64 inverse " in res.method and "128-bit approximate solve" in res.method
     assert ("(Singular matrix (patched))" in res.method) == (broken_inverse == "LinAlgError")
+    assert ("float64 inverse not finite; R ~ inv" in res.method) == (broken_inverse == "inf")
+
+
+def test_a_wrong_float_inverse_that_succeeds_adds_no_failure_note(monkeypatch):
+    """A finite float64 inverse is no failure even when it is useless (R = 0: ||I - R A|| = 1,
+    not certified at 128 bits): the ladder climbs to the approximate solve at 256 bits with
+    no note before it."""
+    monkeypatch.setattr(np.linalg, "inv", lambda a: np.zeros_like(a))
+    res = certify_rank_lower_bound(A3, k=3, method="arb")
+    assert res.decision is Decision.TRUE and res.prec_bits == 256
+    assert res.method == "arb: ||I - R A_minor||_inf < 1 with R ~ inv(A_minor) by a 256-bit approximate solve"
 
 
 @pytest.mark.parametrize("refine_limit", [300, 1])

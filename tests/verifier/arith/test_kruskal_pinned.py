@@ -2,6 +2,7 @@
 the witness hunt (parallel pairs, whole-set rank deficiency) with exhaustion cut
 short and no sampling, the sampled evidence's counts, the result's fields."""
 import numpy as np
+import pytest
 
 from verifier.arith.compare import Decision
 from verifier.arith.kruskal import kruskal_rank, kruskal_rank_at_least
@@ -135,3 +136,48 @@ def test_more_defaults_and_the_zero_vector_note():
     assert kruskal_rank_at_least(DEP, 4, exhaustive_limit=50, samples=300).sampled == 262  # seed=0
     assert kruskal_rank(np.array([[0.0, 0.0], [1.0, 0.0]])).method == \
         "upper <= min(m, d) = 2; vector 0 is zero => Kruskal rank 0"
+
+
+def _exact_rows(rows):
+    from flint import fmpq
+
+    V = np.empty((len(rows), len(rows[0])), dtype=object)
+    for i, row in enumerate(rows):
+        for j, x in enumerate(row):
+            V[i, j] = fmpq(*x) if isinstance(x, tuple) else fmpq(x)
+    return V
+
+
+TINY = (1, 2**2000)  # exactly nonzero; its float64 copy is 0.0
+
+
+@pytest.mark.parametrize("exhaustive_limit", [20000, 0])
+def test_exact_rows_decide_where_their_float_copy_is_zero(exhaustive_limit):
+    """An object array of fmpq rows is decided exactly: a row 2^-2000 e_1 is not a zero
+    vector although its float64 copy is; a row of ones is not zero either.  With
+    exhaustive_limit = 0 the float hunt divides by the copy's zero norm: silently."""
+    import warnings
+
+    from verifier.arith.kruskal import general_position
+
+    V = _exact_rows([[1, 1], [TINY, 0], [0, 1]])  # every pair independent: kr = 2 = min(m, d)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kr = kruskal_rank(V, exhaustive_limit=exhaustive_limit, samples=50)
+    assert kr.upper == 2 and kr.witness is None
+    if exhaustive_limit:
+        assert kr.lower == 2
+        assert general_position(V).at_least(2) is Decision.TRUE
+    W = _exact_rows([[1, 1], [TINY, 0], [0, 0]])  # an exactly zero row: kr = 0
+    kw = kruskal_rank(W)  # lower = 1 needs no zero row: a zero row not flagged would certify a lie
+    assert kw.lower == 0 and kw.upper == 0 and kw.witness == (2,)
+    assert kruskal_rank([[1.0, 0.0], [0.0, 1.0]]).lower == 2  # a list of rows (no dtype)
+
+
+def test_general_position_reads_lists_and_float_arrays():
+    from verifier.arith.kruskal import general_position
+
+    rows = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
+    for V in (rows, np.array(rows), np.array(rows, dtype=np.int64)):
+        assert general_position(V).at_least(2) is Decision.TRUE
+    assert general_position([[1.0, 2.0], [2.0, 4.0]]).at_least(2) is Decision.FALSE
