@@ -314,26 +314,15 @@ def test_more_fields_on_every_path():
         assert 0 <= lb.seconds < 60
 
 
-def test_singular_values_fall_back_to_gesvd_when_gesdd_fails(monkeypatch):
+def test_singular_values_fall_back_to_gesvd_when_gesdd_fails(request):
     """gesdd failing to converge (patched: numpy's svd raises, and scipy's svd raises for
     any driver but gesvd) moves rank's float singular values to scipy's gesvd: the
     values of a diagonal matrix, and the numerical rank, as without the failure."""
-    import scipy.linalg
-
     import verifier.arith.rank as rank
 
-    def gesdd_fails(*a, **k):
-        raise np.linalg.LinAlgError("SVD did not converge (patched)")
-
-    scipy_svd = scipy.linalg.svd
-
-    def only_gesvd(a, *args, lapack_driver="gesdd", **kw):
-        if lapack_driver != "gesvd":
-            gesdd_fails()
-        return scipy_svd(a, *args, lapack_driver=lapack_driver, **kw)
-
-    monkeypatch.setattr(np.linalg, "svd", gesdd_fails)
-    monkeypatch.setattr(scipy.linalg, "svd", only_gesvd)
+    request.getfixturevalue("only_gesvd")  # gesdd fails from here on (conftest)
+    with pytest.raises(np.linalg.LinAlgError):  # the failure is in place
+        np.linalg.svd(np.eye(2))
     A = np.array([[3.0, 0.0, 0.0], [0.0, 0.25, 0.0]])
     s = rank._singular_values(A)
     assert s.shape == (2,) and np.allclose(s, [3.0, 0.25], rtol=1e-12, atol=0)

@@ -126,13 +126,11 @@ def test_vector_norm_is_an_enclosure_of_floats_and_the_enclosure_passes_squaring
     assert upper(e0) == upper(spectral_norm_upper_bound(A, squarings=0)) > S[0] * (1 + 1e-9)
 
 
-def test_float_svd_is_thin_and_falls_back_to_gesvd_when_gesdd_fails(monkeypatch):
+def test_float_svd_is_thin_and_falls_back_to_gesvd_when_gesdd_fails(request):
     """_float_svd gives the thin SVD (U: T x k, Vt: k x m, k = min(T, m)); when gesdd does
     not converge (patched: numpy's svd raises, and scipy's svd raises for any driver but
     gesvd) scipy's gesvd gives the same thin factors, and the test vectors still choose
     ||A||_2 and sigma_min of a diagonal matrix."""
-    import scipy.linalg
-
     import verifier.arith.singular_values as sv
 
     A = np.array([[3.0, 0.0, 0.0], [0.0, 0.25, 0.0]])
@@ -140,18 +138,9 @@ def test_float_svd_is_thin_and_falls_back_to_gesvd_when_gesdd_fails(monkeypatch)
         U, s, Vt = sv._float_svd(M)
         assert U.shape == (M.shape[0], 2) and s.shape == (2,) and Vt.shape == (2, M.shape[1])
 
-    def gesdd_fails(*a, **k):
-        raise np.linalg.LinAlgError("SVD did not converge (patched)")
-
-    scipy_svd = scipy.linalg.svd
-
-    def only_gesvd(a, *args, lapack_driver="gesdd", **kw):
-        if lapack_driver != "gesvd":
-            gesdd_fails()
-        return scipy_svd(a, *args, lapack_driver=lapack_driver, **kw)
-
-    monkeypatch.setattr(np.linalg, "svd", gesdd_fails)
-    monkeypatch.setattr(scipy.linalg, "svd", only_gesvd)
+    request.getfixturevalue("only_gesvd")  # gesdd fails from here on (conftest)
+    with pytest.raises(np.linalg.LinAlgError):  # the failure is in place
+        np.linalg.svd(np.eye(2))
     for M in (A, A.T):
         U, s, Vt = sv._float_svd(M)
         assert U.shape == (M.shape[0], 2) and Vt.shape == (2, M.shape[1])
