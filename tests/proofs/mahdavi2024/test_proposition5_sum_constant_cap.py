@@ -84,3 +84,32 @@ def test_symbolic_proofs_cover_every_size_and_the_exact_caps():
     assert np.all(E.sum(axis=-1) == 1.0) and np.all(np.abs(E[..., :-1]) <= 2.0)
     assert np.all(E[..., :-1] * 256 == np.round(E[..., :-1] * 256))
     assert np.all(build_sum_constant_contexts(2, 2, 3, c=0).sum(axis=-1) == 0.0)
+
+
+def test_token_sums_are_exact_on_the_rationals_given():
+    """An object array of exact rationals (Instance.exact_array) is summed as given, never
+    through float64: 1/3 + 1/3 + 1/3 = 1 exactly."""
+    from flint import fmpq
+
+    E = np.empty((1, 2, 3), dtype=object)
+    E[0, 0, :] = [fmpq(1, 3)] * 3
+    E[0, 1, :] = [fmpq(1, 10), fmpq(2, 10), fmpq(7, 10)]
+    assert token_sums(E) == [fmpq(1), fmpq(1)]
+    assert token_sums(np.array([[[0.5, 0.25, 0.25]]])) == [fmpq(1)]
+
+
+def test_sums_constant_as_stored_only_are_a_verdict_on_the_stored_tokens():
+    """Tokens (a, -a, 1) sum to 1 exactly as stored.  Read exactly, the hypothesis is
+    certified; read at the dtype's precision (a is not a short dyadic) it holds for the
+    stored values only: evidence, and the reason says the verdict is on the stored tokens."""
+    from verifier.statements.at_precision import HOLDS
+
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((6, 2))
+    E = np.stack([a, -a, np.ones((6, 2))], axis=-1)
+    q = rng.standard_normal((6, 3))
+    exact = check_proposition5(from_arrays(E, q, H=2, d_h=2))
+    assert exact.hypotheses[0].status == "certified" and "stored tokens" not in (exact.reason or "")
+    ev = check_proposition5(from_arrays(E, q, H=2, d_h=2, reading="dtype"))
+    assert ev.hypotheses[0].status == "evidence" and ev.verdict != "refuted"
+    assert "a verdict on the stored tokens" in ev.reason and HOLDS in ev.reason
