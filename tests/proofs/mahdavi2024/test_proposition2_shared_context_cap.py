@@ -148,3 +148,21 @@ def test_symbolic_proofs_sizes_are_pinned():
     proofs = symbolic_proofs(2, 3, 4)
     assert all(p.holds for p in proofs)
     assert proofs[2].sizes == {"rows": 4, "cols": 6, "k": 4}  # H=2, n=2, d=3, T=4: no 4-minor
+
+
+def test_a_context_shared_as_stored_only_is_a_verdict_on_the_stored_contexts():
+    """One context E (full-precision floats) repeated.  Read exactly, "shared context" is
+    certified; read at the dtype's precision it holds for the stored values only: evidence,
+    and the reason says the verdict is on the stored contexts."""
+    from proofs.mahdavi2024.proposition2_shared_context_cap import check_proposition2
+    from verifier.data.instances import from_arrays
+    from verifier.statements.at_precision import HOLDS
+
+    rng = np.random.default_rng(4)
+    E = np.broadcast_to(rng.standard_normal((3, 5)), (6, 3, 5)).copy()
+    q = rng.standard_normal((6, 5))
+    exact = check_proposition2(from_arrays(E, q, H=2, d_h=3))
+    assert exact.hypotheses[0].status == "certified" and "stored contexts" not in (exact.reason or "")
+    ev = check_proposition2(from_arrays(E, q, H=2, d_h=3, reading="dtype"))
+    assert ev.hypotheses[0].status == "evidence" and ev.verdict != "refuted"
+    assert "a verdict on the stored contexts" in ev.reason and HOLDS in ev.reason
