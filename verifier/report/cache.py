@@ -102,12 +102,13 @@ class UnitCache:
 
 
 def cached_map(executor, fn, items: list, keys: list[str], cache: UnitCache | None = None,
-               on_result=None, resources: dict | None = None) -> tuple[list, dict]:
+               on_result=None, resources: dict | None = None, keep=None) -> tuple[list, dict]:
     """``executor.map(fn, items)`` where a unit whose key is in ``cache`` is
     read, not run, and each computed result is stored as it completes.
     Returns (results in the order of ``items``, {"cached": n, "computed": m}).
     Units with equal keys run once; ``resources``: what each asks of a cluster
-    (:meth:`~.executor.RayExecutor.map`)."""
+    (:meth:`~.executor.RayExecutor.map`); ``keep(result)``: False for a result not
+    to store (computed again next time, e.g. an error)."""
     out = [None] * len(items)
     todo: dict[str, list[int]] = {}
     for i, k in enumerate(keys):
@@ -122,7 +123,7 @@ def cached_map(executor, fn, items: list, keys: list[str], cache: UnitCache | No
 
     def store(j: int, result) -> None:
         k = order[j]
-        if cache is not None:
+        if cache is not None and (keep is None or keep(result)):
             cache.put(k, result)
         for i in todo[k]:
             out[i] = result

@@ -80,7 +80,7 @@ def run_experiments(out, *, mode: str, seed: int, progress=None, only=None, exec
             progress.step(todo[i])
 
     units, counts = cached_map(ex, functools.partial(experiment_unit, scale=scale, seed=seed), todo, keys, cache,
-                          on_result=tick, resources=resources)
+                          on_result=tick, resources=resources, keep=_lasting)
     rows = {}
     for eid in exps:  # the catalogue's order, whatever order the units completed in
         if eid in kept_rows:
@@ -92,6 +92,12 @@ def run_experiments(out, *, mode: str, seed: int, progress=None, only=None, exec
                 pngs[f["name"]] = png
             rows[eid] = row
     return {"scale": scale, "experiments": rows, "pngs": pngs, "carried_over": carried, "units": counts}
+
+
+def _lasting(row: dict) -> bool:
+    """A result worth keeping: not an error (it may be transient) nor skipped (the missing
+    package may be installed before the rerun; neither is in the key)."""
+    return row.get("status") not in ("error", "skipped")
 
 
 def experiment_key(eid: str, *, scale: str, seed: int, placement: str = "") -> str:
