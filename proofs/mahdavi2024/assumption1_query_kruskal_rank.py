@@ -17,7 +17,9 @@ dyadics, int64 beyond 2^53 and long doubles are read exactly, never through
 float64; ``Instance.exact_array``): every n-subset is
 tested in exact arithmetic (rank modulo two primes, flint ``fmpq`` for the
 undecided) when C(T, n) <= ``exhaustive_limit``; otherwise the paper's test
-runs -- ``samples`` random n-subsets (5000 in Sec. 5.1) -- as evidence only.
+runs -- ``samples`` random n-subsets (5000 in Sec. 5.1; by default that many
+within a work budget, :func:`.definition1_kruskal_rank.sample_size`: 5000 up
+to n = 271, 11 at a 7B-class layer's n = 2048) -- as evidence only.
 
 Robustness (:func:`verifier.arith.robustness.subset_robustness`): certified
 bounds on the smallest relative singular value over the n-subsets examined
@@ -73,6 +75,7 @@ from .definition1_kruskal_rank import (
     SAMPLES,
     exhaustion_certificate,
     kruskal_steps,
+    sample_size,
     witness_certificate,
 )
 
@@ -98,11 +101,13 @@ def kruskal_robustness(V, k: int, res: KruskalRank, *, precision, arrays: tuple[
 def kruskal_at_least_evidence(statement_id: str, V, k: int, res: KruskalRank, *, instance, what: str,
                               exhaustive_limit: int, uses: str, method: str = METHOD,
                               hypotheses=(), extra_certificates=(), extra_steps=(), robustness=None,
-                              arrays: tuple[str, ...] = ("queries",)) -> Evidence:
+                              arrays: tuple[str, ...] = ("queries",), sample_note: str = "") -> Evidence:
     """Evidence for "the rows of V (named ``what``) have Kruskal rank >= k"
     from the search result ``res`` and the worst subset's ``robustness``,
     read at the instance's precision; shared by Assumptions 1 and 3.  V: a
-    float64 array, or an object array of exact rationals (fmpq)."""
+    float64 array, or an object array of exact rationals (fmpq).
+    ``sample_note``: said of the random subsets' number (e.g. the work
+    budget's cut of the paper's 5000)."""
     m = V.shape[0]
     exact = res.at_least(k)
     outcome = at_data_precision(exact, robustness, instance.precision, *arrays)
@@ -121,8 +126,8 @@ def kruskal_at_least_evidence(statement_id: str, V, k: int, res: KruskalRank, *,
     else:
         reason = (f"undecided: C({m},{k}) = {math.comb(m, k)} subsets exceed exhaustive_limit="
                   f"{exhaustive_limit}; evidence: {res.sampled_independent}/{res.sampled} random "
-                  f"{k}-subsets independent (the paper's test); exhausting them or a dependent "
-                  f"{k}-subset would decide it")
+                  f"{k}-subsets independent (the paper's test{sample_note}); exhausting them or a "
+                  f"dependent {k}-subset would decide it")
     if robustness is not None:
         certs.append({"kind": "robustness: certified relative sigma_min of the worst subset examined",
                       **robustness.to_dict()})
@@ -140,10 +145,17 @@ def kruskal_at_least_evidence(statement_id: str, V, k: int, res: KruskalRank, *,
 
 @statement("assumption1", reads_given=True)
 def check_assumption1(instance, *, prec: int = 128, seed: int = 0,
-                      exhaustive_limit: int = EXHAUSTIVE_LIMIT, samples: int = SAMPLES,
+                      exhaustive_limit: int = EXHAUSTIVE_LIMIT, samples: int | None = None,
                       **options) -> Evidence:
     """Kruskal rank of the queries >= n (Definition 1, exact arithmetic),
-    with the robustness of the worst n-subset at the data's precision."""
+    with the robustness of the worst n-subset at the data's precision.
+    ``samples``: random n-subsets when they cannot be exhausted (default
+    :func:`.definition1_kruskal_rank.sample_size`)."""
+    note = ""
+    if samples is None:
+        samples = sample_size(instance.n)
+        if samples < SAMPLES:
+            note = f", {samples} of its {SAMPLES} subsets: the work budget sample_size({instance.n})"
     V = instance.exact_array("queries")  # the values given: exact rationals where float64 rounds them
     res = kruskal_rank_at_least(V, instance.n, exhaustive_limit=exhaustive_limit,
                                 samples=samples, seed=seed)
@@ -152,7 +164,7 @@ def check_assumption1(instance, *, prec: int = 128, seed: int = 0,
                              samples=samples, seed=seed, prec=prec)
     return kruskal_at_least_evidence(
         "assumption1", V, instance.n, res, instance=instance, what="queries",
-        exhaustive_limit=exhaustive_limit, uses="Assumption 1", robustness=rob)
+        exhaustive_limit=exhaustive_limit, uses="Assumption 1", robustness=rob, sample_note=note)
 
 
 @negative_control("assumption1", "every query equal (degenerate='repeated-queries')")

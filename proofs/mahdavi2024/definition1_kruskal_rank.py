@@ -62,7 +62,21 @@ from verifier.statements.registry import negative_control, statement
 
 EXHAUSTIVE_LIMIT = 20000  # subsets per level exhausted exactly
 SAMPLES = 5000  # the paper's random-subset test (Sec. 5.1)
+#: work of the random-subset test, about k^3 per k-subset (one factorisation of
+#: its Gram matrix): the paper's 5000 subsets at its ViT size k = 197 (3.8e10)
+#: fit; a 7B-class layer's k = 2048 (8.6e9 each) gets 11 (:func:`sample_size`)
+SAMPLE_BUDGET = 1e11
 METHOD = "exact rationals (rank mod p, flint fmpq)"
+
+
+def sample_size(k: int, samples: int = SAMPLES) -> int:
+    """How many random k-subsets the paper's test draws by default:
+    ``samples`` (the paper's 5000) within :data:`SAMPLE_BUDGET`, at least one.
+
+    >>> sample_size(197), sample_size(2048)
+    (5000, 11)
+    """
+    return int(min(samples, max(1, SAMPLE_BUDGET // max(int(k), 1) ** 3)))
 
 
 def build_vector_set(instance, vectors="queries") -> np.ndarray:

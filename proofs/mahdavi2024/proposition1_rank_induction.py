@@ -73,7 +73,8 @@ __all__ = ["check_proposition1", "theorem_hypotheses", "certify_construction_ran
 def theorem_hypotheses(instance, *, prec: int = 128, seed: int = 0, samples: int | None = None) -> list[Hypothesis]:
     """The hypotheses shared by Prop. 1 and Thm. 1: n < d, Assumptions 1-2.
     ``samples``: random n-subsets for Assumption 1's evidence when the
-    subsets cannot be exhausted (default: the checker's, the paper's 5000)."""
+    subsets cannot be exhausted (default: the checker's, the paper's 5000
+    within a work budget: :func:`.definition1_kruskal_rank.sample_size`)."""
     a1 = {} if samples is None else {"samples": int(samples)}
     return [
         n_less_than_d(instance),

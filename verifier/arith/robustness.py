@@ -65,7 +65,7 @@ from verifier.arith.singular_values import (
 from verifier.errors import InsufficientPrecision, InvalidInstance
 
 __all__ = ["Robustness", "relative_sigma_bounds", "relative_sigma_float", "subset_robustness",
-           "stack_robustness", "SCREEN_BUDGET", "CERTIFY_LIMIT"]
+           "stack_robustness", "SCREEN_BUDGET", "CERTIFY_LIMIT", "ARB_BUDGET"]
 
 #: float64 work of the screen (sum of k^2 m over the matrices screened); the
 #: paper's ViT setting (k = 197, m = 768) screens about 30 subsets within it.
@@ -73,6 +73,12 @@ SCREEN_BUDGET = 1e9
 #: at most this many matrices not ruled out by the float bound are certified
 #: in Arb per call (beyond it the verdict cannot be TRUE: ``uncertified``)
 CERTIFY_LIMIT = 64
+#: largest k^2 m of a (k, m) matrix certified in Arb: the paper's ViT subset
+#: (197 x 768, about 3e7) takes about a second at 128 bits, this about a
+#: minute; above it (e.g. a 7B-class layer's 2048 x 4096 context) no matrix
+#: is certified in Arb: the rigorous float bounds stand, ``upper`` is 1
+#: (rho <= 1 always) and a matrix they do not rule out is left uncertified
+ARB_BUDGET = 1e9
 _CHUNK = 2_000_000  # entries per batched SVD
 
 
@@ -87,7 +93,9 @@ class Robustness:
     smallest one); ``float_estimate``: the screen's value for it;
     ``tolerance``: the data's precision (0 under the exact reading);
     ``screened`` of ``population`` matrices (``population`` None when
-    sampled); ``certified`` in Arb, ``ruled_out`` by the float bound.
+    sampled); ``certified`` in Arb, ``ruled_out`` by the float bound
+    (``certified`` 0 and ``upper`` 1, the trivial bound, when the matrices
+    exceed :data:`ARB_BUDGET`).
     ``decision``: TRUE lower > tolerance (every screened matrix above it),
     FALSE upper <= tolerance (``what`` at or below it).
     """
@@ -181,13 +189,13 @@ class _Tally:
 
     def __init__(self, tolerance: float, limit: int):
         self.tol, self.limit = float(tolerance), int(limit)
-        self.worst: tuple = (math.inf, None)
+        self.worst: tuple = (math.inf, None, 0.0)  # (estimate, key, rigorous float lower bound)
         self.ruled_out, self.ruled_min, self.candidates, self.pending = 0, math.inf, [], 0
 
     def add(self, est: np.ndarray, lo: np.ndarray, keys: list) -> None:
         j = int(np.argmin(est))
         if est[j] < self.worst[0]:
-            self.worst = (float(est[j]), keys[j])
+            self.worst = (float(est[j]), keys[j], float(lo[j]))
         out = lo > self.tol
         self.ruled_out += int(out.sum())
         if out.any():
@@ -199,26 +207,35 @@ class _Tally:
                                  key=lambda t: t[0])[: self.limit]
 
 
-def _conclude(tally: _Tally, matrix_of, name_of, screened: int, population, prec: int) -> Robustness:
+def _conclude(tally: _Tally, matrix_of, name_of, screened: int, population, prec: int,
+              arb_size: float = 0.0) -> Robustness:
     """Certify in Arb the smallest estimate and every candidate the float
     bound did not rule out (at most ``tally.limit``; the first found at or
     below the tolerance ends it), and combine: ``lower`` is the smallest
     lower bound over all screened matrices (0 while a candidate is left
-    uncertified), ``upper`` the smallest certified upper bound."""
-    order = [tally.worst] + [c for c in tally.candidates if c[1] != tally.worst[1]]
+    uncertified), ``upper`` the smallest certified upper bound.  Matrices
+    of ``arb_size`` = k^2 m above :data:`ARB_BUDGET` are not certified in
+    Arb: the smallest estimate keeps its float lower bound, ``upper`` is 1
+    (rho <= 1 for every matrix) and every candidate stays uncertified."""
     done, pending = [], tally.pending
-    for est, key in order:  # the smallest estimate and at most ``limit`` candidates
-        lo, hi = relative_sigma_bounds(matrix_of(key), prec=prec)
-        done.append((hi, lo, est, key))
-        pending -= any(key == c[1] for c in tally.candidates)
-        if hi <= tally.tol:
-            break
+    if arb_size > ARB_BUDGET:
+        est, key, lo = tally.worst
+        done.append((1.0, lo, est, key))
+    else:
+        order = [tally.worst[:2]] + [c for c in tally.candidates if c[1] != tally.worst[1]]
+        for est, key in order:  # the smallest estimate and at most ``limit`` candidates
+            lo, hi = relative_sigma_bounds(matrix_of(key), prec=prec)
+            done.append((hi, lo, est, key))
+            pending -= any(key == c[1] for c in tally.candidates)
+            if hi <= tally.tol:
+                break
     hi, _, est, key = min(done, key=lambda t: t[0])
     lower = 0.0 if pending > 0 else min([tally.ruled_min] + [t[1] for t in done])
     index = key if isinstance(key, tuple) else (key,)
     return Robustness(name_of(key), tuple(int(i) for i in index), float(lower), float(hi), float(est),
                       float(tally.tol), int(screened), population, _decide(lower, hi, tally.tol),
-                      certified=len(done), ruled_out=tally.ruled_out, uncertified=max(0, pending))
+                      certified=0 if arb_size > ARB_BUDGET else len(done), ruled_out=tally.ruled_out,
+                      uncertified=max(0, pending))
 
 
 def _subset_chunks(m: int, k: int, *, exhaustive_limit: int, samples: int, seed: int, chunk: int):
@@ -269,7 +286,8 @@ def subset_robustness(V, k: int, *, tolerance: float, exhaustive_limit: int = 20
         if screened >= cap:
             break
     matrix_of = (lambda idx: rows_ball(list(idx))) if rows_ball is not None else (lambda idx: V[list(idx)])
-    return _conclude(tally, matrix_of, lambda idx: f"{what} {list(idx)}", screened, population, prec)
+    return _conclude(tally, matrix_of, lambda idx: f"{what} {list(idx)}", screened, population, prec,
+                     arb_size=float(k) * k * d if k <= d else 0.0)  # k > d: rho = 0, no Arb work
 
 
 def stack_robustness(stack, *, tolerance: float, prec: int = 128, labels=None, what: str = "matrix",
@@ -292,5 +310,6 @@ def stack_robustness(stack, *, tolerance: float, prec: int = 128, labels=None, w
         tally.add(est, lo, list(range(i, min(N, i + step))))
     label = (lambda j: labels[j]) if labels is not None else (lambda j: j)
     matrix_of = matrix_ball if matrix_ball is not None else (lambda j: stack[j])
-    rob = _conclude(tally, matrix_of, lambda j: f"{what} {label(j)}", N, N, prec)
+    rob = _conclude(tally, matrix_of, lambda j: f"{what} {label(j)}", N, N, prec,
+                    arb_size=float(k) * k * m if k <= m else 0.0)  # k > m: rho = 0, no Arb work
     return dataclasses.replace(rob, index=(label(rob.index[0]),))

@@ -69,6 +69,21 @@ def test_large_T_is_inconclusive_with_sampled_evidence():
     assert check_assumption1(inst, exhaustive_limit=100_000).verdict == "verified"
 
 
+def test_the_default_sample_is_the_papers_5000_within_the_work_budget(monkeypatch):
+    import proofs.mahdavi2024.definition1_kruskal_rank as D
+
+    inst = make_instance(H=40, n=3, d=6, seed=0)  # C(81, 3) = 85320 > 20000: sampled
+    assert D.sample_size(3) == 5000 and "5000/5000" in check_assumption1(inst).reason
+    monkeypatch.setattr(D, "SAMPLE_BUDGET", 27 * 40)  # k^3 = 27 per 3-subset: 40 of them
+    ev = check_assumption1(inst)
+    assert ev.measured["sampled_independent"] == "40/40" and ev.verdict == "inconclusive"
+    assert "40 of its 5000 subsets: the work budget sample_size(3)" in ev.reason
+    ev = check_assumption1(inst, samples=300)  # asked for: no cut to report
+    assert ev.measured["sampled_independent"] == "300/300" and "work budget" not in ev.reason
+    monkeypatch.setattr(D, "SAMPLE_BUDGET", 1)
+    assert D.sample_size(3) == 1 and check_assumption1(inst).measured["sampled_independent"] == "1/1"
+
+
 def test_a_witness_found_by_sampling_refutes():
     inst = make_instance(H=40, n=3, d=6, seed=0)
     q = np.array(inst.queries)

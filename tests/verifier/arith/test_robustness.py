@@ -1,6 +1,7 @@
 """Certified robustness: the bounds enclose the relative smallest singular
 value, the worst subset/context is found, and the tolerance decides."""
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -62,3 +63,45 @@ def test_zero_samples_is_a_clear_error_not_a_crash():
     with pytest.raises(InvalidInstance, match="at least one sample"):
         subset_robustness(V, 4, tolerance=0.0, exhaustive_limit=10, samples=0)
     assert subset_robustness(V, 2, tolerance=0.0, exhaustive_limit=10**6, samples=0).screened == 435  # exhaustive
+
+
+def _over_arb_budget(monkeypatch):
+    import verifier.arith.robustness as R
+
+    monkeypatch.setattr(R, "ARB_BUDGET", 0.0)  # every matrix is "too large" for Arb
+    monkeypatch.setattr(R, "relative_sigma_bounds", lambda *a, **k: pytest.fail("Arb ran above its budget"))
+
+
+def test_above_the_arb_budget_the_float_bound_decides_and_upper_is_trivial(monkeypatch):
+    rng = np.random.default_rng(3)
+    V = rng.standard_normal((9, 7))
+    exact = subset_robustness(V, 4, tolerance=0.0, what="queries")  # within the budget: Arb
+    assert exact.certified >= 1 and exact.upper < 1
+    _over_arb_budget(monkeypatch)
+    rob = subset_robustness(V, 4, tolerance=0.0, what="queries")
+    assert rob.decision is Decision.TRUE and rob.certified == 0 and rob.upper == 1.0
+    assert rob.ruled_out == rob.screened == 126 and rob.uncertified == 0
+    assert 0 < rob.lower <= exact.upper  # a rigorous lower bound of the same smallest rho
+    assert rob.index == exact.index and rob.float_estimate == exact.float_estimate
+    stack = rng.standard_normal((5, 3, 6))
+    srob = stack_robustness(stack, tolerance=1e-3)
+    assert srob.decision is Decision.TRUE and srob.certified == 0 and srob.upper == 1.0 and srob.lower > 1e-3
+
+
+def test_above_the_arb_budget_a_matrix_not_ruled_out_is_left_undecided_never_true(monkeypatch):
+    _over_arb_budget(monkeypatch)
+    rng = np.random.default_rng(0)
+    V = rng.standard_normal((6, 5))
+    V[4] = 2 * V[0] - 3 * V[5]  # dependent up to rounding: FALSE at 5 eps within the budget (above)
+    rob = subset_robustness(V, 3, tolerance=5 * EPS, what="queries")
+    assert rob.decision is Decision.UNDECIDED and rob.lower == 0.0 and rob.uncertified >= 1
+    assert stack_robustness(np.eye(3)[None], tolerance=1.0).decision is Decision.FALSE  # rho <= 1: the trivial upper
+
+
+def test_more_rows_than_columns_is_false_whatever_the_budget(monkeypatch):
+    import verifier.arith.robustness as R
+
+    monkeypatch.setattr(R, "ARB_BUDGET", 0.0)
+    stack = np.random.default_rng(4).standard_normal((2, 4, 3))  # 4 vectors in R^3: rho = 0
+    rob = stack_robustness(stack, tolerance=0.0)
+    assert rob.decision is Decision.FALSE and rob.upper == 0.0
