@@ -431,6 +431,8 @@ def _string_only(minus: list[str], plus: list[str], source: str) -> bool:
     changed = [x for x, y in zip(a, b) if x != y]
     if not changed or any(x[0] != tokenize.STRING or y[0] != tokenize.STRING for x, y in zip(a, b) if x != y):
         return False
+    if any(_fstring_code(x[1]) != _fstring_code(y[1]) for x, y in zip(a, b) if x != y):
+        return False  # an f-string's {expression} changed (an operator, a condition): code, not wording
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -457,6 +459,28 @@ def _string_only(minus: list[str], plus: list[str], source: str) -> bool:
                             isinstance(up, ast.Call) and isinstance(up.func, ast.Attribute) and up.func.attr == "get"):
                         return False
     return True
+
+
+def _fstring_code(literal: str) -> list[str] | None:
+    """The code inside an f-string literal's replacement fields, with every
+    string constant in it blanked (a constant there is wording too: ``reason +
+    '; '``), as AST dumps; None for a plain string (or one that does not parse
+    alone)."""
+    try:
+        node = ast.parse(literal, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(node, ast.JoinedStr):
+        return None
+    out = []
+    for v in node.values:
+        if isinstance(v, ast.FormattedValue):
+            expr = ast.parse(ast.unparse(v.value), mode="eval")  # a copy to blank
+            for c in ast.walk(expr):
+                if isinstance(c, ast.Constant) and isinstance(c.value, str):
+                    c.value = ""
+            out.append(ast.dump(expr) + f"!{v.conversion}:" + (ast.dump(v.format_spec) if v.format_spec else ""))
+    return out
 
 
 def _tokens_of(code: str) -> list[str]:

@@ -74,8 +74,8 @@ SCREEN_BUDGET = 1e9
 #: in Arb per call (beyond it the verdict cannot be TRUE: ``uncertified``)
 CERTIFY_LIMIT = 64
 #: largest k^2 m of a (k, m) matrix certified in Arb: the paper's ViT subset
-#: (197 x 768, about 3e7) takes about a second at 128 bits, this about a
-#: minute; above it (e.g. a 7B-class layer's 2048 x 4096 context) no matrix
+#: (197 x 768, about 3e7) takes about a second at 128 bits, this about 30
+#: times its work; above it (e.g. a 7B-class layer's 2048 x 4096 context) no matrix
 #: is certified in Arb: the rigorous float bounds stand, ``upper`` is 1
 #: (rho <= 1 always) and a matrix they do not rule out is left uncertified
 ARB_BUDGET = 1e9

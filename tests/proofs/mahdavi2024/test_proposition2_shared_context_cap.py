@@ -166,3 +166,4 @@ def test_a_context_shared_as_stored_only_is_a_verdict_on_the_stored_contexts():
     ev = check_proposition2(from_arrays(E, q, H=2, d_h=3, reading="dtype"))
     assert ev.hypotheses[0].status == "evidence" and ev.verdict != "refuted"
     assert "a verdict on the stored contexts" in ev.reason and HOLDS in ev.reason
+    assert ev.reason.startswith("a verdict on the stored contexts")  # no earlier reason: nothing before it

@@ -113,3 +113,4 @@ def test_sums_constant_as_stored_only_are_a_verdict_on_the_stored_tokens():
     ev = check_proposition5(from_arrays(E, q, H=2, d_h=2, reading="dtype"))
     assert ev.hypotheses[0].status == "evidence" and ev.verdict != "refuted"
     assert "a verdict on the stored tokens" in ev.reason and HOLDS in ev.reason
+    assert ev.reason.startswith("a verdict on the stored tokens")  # no earlier reason: nothing before it

@@ -179,6 +179,26 @@ def test_construction_failure_with_a_clash_reports_both_examples():
     assert ev.trail[0].data["message"].startswith("Claim 1")
 
 
+def test_a_clash_under_the_dtype_reading_is_hypotheses_unmet_through_assumption1():
+    """The same clash read at the data's precision (float64 values that are not dyadics of few
+    bits): Assumption 1 fails at the data's precision (two stored queries are equal), so the
+    verdict is hypotheses-unmet whatever the conclusion; the clash is a verdict on the stored data."""
+    from verifier.statements.at_precision import HOLDS
+
+    inst = make_instance(H=2, n=3, d=5, seed=0)
+    E, e, Y = (np.array(a, dtype=float) for a in (inst.contexts, inst.queries, inst.labels))
+    E[1], e[1] = E[0], e[0]
+    Y[1] = Y[0] + 1
+    data = from_arrays(E, e, Y, H=2, reading="dtype")
+    assert not data.precision.exact_for("contexts", "queries")
+    ev = check_theorem1(data)
+    well_formed(ev)
+    assert ev.verdict == "hypotheses-unmet"
+    a1 = next(h for h in ev.hypotheses if h.name == "Assumption 1")
+    assert a1.status == "refuted"
+    assert ev.certificates[0]["examples"] == [0, 1] and ev.certificates[0]["reading"].startswith(HOLDS)
+
+
 def test_forced_r_with_another_failure_is_not_a_refutation():
     """force_r given but Claim 1 fails (repeated queries): no rank certificate is attempted."""
     inst = make_instance(H=2, n=3, d=5, seed=0)
