@@ -111,3 +111,27 @@ def test_float32_computed_token_fails_at_the_data_precision(tmp_path):
     np.savez(ints, contexts=rng.integers(-5, 6, (3, 3, 6)), queries=rng.integers(-5, 6, (3, 6)))
     ev = check_assumption2(load_npz(ints))
     assert ev.measured["at the data's precision"] == "exact reading (precision not consulted)"
+
+
+def test_above_the_arb_budget_the_float_bounds_decide_at_the_data_precision(tmp_path, monkeypatch):
+    """A 7B-class context (2048 x 4096) is too large for Arb (ARB_BUDGET): there the rigorous
+    float bound alone decides the margin at the data's precision (the certificate says so: no
+    matrix certified in Arb, upper 1), and a float-computed dependence is never passed: without
+    Arb's upper bound it is left inconclusive."""
+    import verifier.arith.robustness as R
+    from verifier.data.npz import load_npz
+
+    monkeypatch.setattr(R, "ARB_BUDGET", 0.0)
+    rng = np.random.default_rng(3)
+    E = rng.standard_normal((3, 3, 6))
+    good = tmp_path / "good.npz"
+    np.savez(good, contexts=E, queries=rng.standard_normal((3, 6)))
+    ev = check_assumption2(load_npz(good))
+    rob = next(c for c in ev.certificates if c["kind"].startswith("robustness"))
+    assert ev.verdict == "verified" and rob["certified_in_arb"] == 0 and rob["relative_sigma_min_upper"] == 1.0
+    assert rob["relative_sigma_min_lower"] > rob["tolerance"] > 0
+    E[1, 2] = E[1, 0] + E[1, 1]  # dependent up to float64 rounding: the float bound cannot rule it out
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, contexts=E, queries=rng.standard_normal((3, 6)))
+    ev = check_assumption2(load_npz(bad))  # refuted within the budget (Arb's upper bound <= tolerance)
+    assert ev.verdict == "inconclusive" and "relative sigma_min in [0, 1]" in ev.reason
