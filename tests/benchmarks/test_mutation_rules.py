@@ -24,6 +24,7 @@ def check(x, trail):
               "back")
     if x == "key":
         return {"a": "b"}
+    note = f"{x + '; ' if x else ''}the stored {x:.3g} values"
     return reason == "read back"
 '''
 
@@ -59,3 +60,16 @@ def test_a_run_of_a_changed_module_is_stale():
     module = "verifier/arith/compare.py"
     assert not mutation.stale({"module": module, "module_blob": mutation._blob(module)})
     assert mutation.stale({"module": module, "module_blob": "0" * 40})
+
+
+def test_an_f_strings_expression_is_code_and_its_wording_is_text():
+    """An f-string is one token: a change inside its {expression} (an operator, a condition)
+    is code although only a string token differs; its literal parts, and the string
+    constants inside the expression, are wording."""
+    line = "note = f\"{x + '; ' if x else ''}the stored {x:.3g} values\""
+    for code in ("{x - '; ' if x else ''}", "{x + '; ' if (x) or True else ''}", "{x + '; ' if x and False else ''}"):
+        assert rule([line], [line.replace("{x + '; ' if x else ''}", code)]) is None
+    assert rule([line], [line.replace("{x:.3g}", "{None:.3g}")]) is None
+    for text in ("{x + 'XX; XX' if x else ''}", "{x + '; ' if x else 'XXXX'}"):
+        assert rule([line], [line.replace("{x + '; ' if x else ''}", text)]) == "evidence-text"
+    assert rule([line], [line.replace("the stored", "XXthe storedXX")]) == "evidence-text"
