@@ -62,23 +62,31 @@ class RankCap:
 def _distinct_examples(E: np.ndarray, e: np.ndarray) -> int:
     """Number of distinct examples (E^(t), e^(t)); float equality is rational
     equality (-0.0 is read as 0.0).  A shared (stride-0) context is looked at
-    once; otherwise examples are grouped by a sha256 of their bytes and
-    compared exactly within a group (never T x n x d copies or row sorts)."""
+    once; otherwise examples are grouped by their query's bytes (two examples
+    with different queries differ: their contexts are never read), and only
+    within a group of equal queries by a sha256 of the context's bytes and
+    compared exactly (never T x n x d copies or row sorts)."""
     import hashlib
 
     T = E.shape[0]
     e = np.asarray(e, dtype=np.float64).reshape(T, -1) + 0.0
     if T == 1 or E.strides[0] == 0:  # one context for all: examples differ by their queries only
         return int(np.unique(e, axis=0).shape[0])
-    groups: dict[bytes, list[int]] = {}
-    distinct = 0
+    by_query: dict[bytes, list[int]] = {}
     for t in range(T):
-        x = np.ascontiguousarray(E[t], dtype=np.float64) + 0.0
-        key = hashlib.sha256(x.tobytes() + e[t].tobytes()).digest()
-        same = groups.setdefault(key, [])
-        if not any(np.array_equal(x, E[u] + 0.0) and np.array_equal(e[t], e[u]) for u in same):
+        by_query.setdefault(e[t].tobytes(), []).append(t)
+    distinct = 0
+    for ts in by_query.values():
+        if len(ts) == 1:  # the only example with this query
             distinct += 1
-            same.append(t)
+            continue
+        groups: dict[bytes, list[int]] = {}
+        for t in ts:  # one query: the examples differ by their contexts only
+            x = np.ascontiguousarray(E[t], dtype=np.float64) + 0.0
+            same = groups.setdefault(hashlib.sha256(x.tobytes()).digest(), [])
+            if not any(np.array_equal(x, E[u]) for u in same):  # -0.0 == 0.0 here
+                distinct += 1
+                same.append(t)
     return distinct
 
 

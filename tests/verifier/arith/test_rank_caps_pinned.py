@@ -69,3 +69,27 @@ def test_check_against_cap():
     check_against_cap(cap.cap, cap)
     with pytest.raises(CertificateConflict, match=f"rank\\(Z\\) >= {cap.cap + 1} certified by a minor"):
         check_against_cap(cap.cap + 1, cap)
+
+
+def test_repeats_are_found_among_equal_queries_only_and_exactly(monkeypatch):
+    """Examples with different queries differ whatever their contexts (their contexts are not
+    hashed); among equal queries the contexts decide, exactly: equal contexts are one example,
+    contexts one ulp apart are two."""
+    import hashlib
+
+    rng = np.random.default_rng(5)
+    E, e = rng.standard_normal((8, 2, 3)), rng.standard_normal((8, 3))
+    E[5] = E[1]  # the same context, another query: two examples
+    hashed = []
+    real = hashlib.sha256
+    monkeypatch.setattr(hashlib, "sha256", lambda b: hashed.append(len(b)) or real(b))
+    assert REP not in structural_rank_cap(E, e, H=2).caps and hashed == []
+    e[3] = e[6] = e[0]  # one query for examples 0, 3, 6
+    E[3] = E[0]  # ... and one context for 0 and 3: a repeat
+    E[6] = E[0]
+    E[6, 1, 2] = np.nextafter(E[0, 1, 2], np.inf)  # one ulp off: another example
+    cap = structural_rank_cap(E, e, H=2)
+    assert cap.caps[REP] == 7 and len(hashed) == 3  # only the 3 examples of that query are hashed
+    e[6] = e[0] + 0.0
+    E[6] = E[0] * 1.0
+    assert structural_rank_cap(E, e, H=2).caps["2 repeated examples (identical context and query)"] == 6
