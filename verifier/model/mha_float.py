@@ -127,10 +127,38 @@ def logits_float_ball(b, contexts, queries, W_K, W_Q, head: int, rows=None, *, c
     return _per_example_products(b, *context_abs, u_mid, u_rad)
 
 
+#: |E| of per-example contexts is formed this many entries at a time (a few MB, reused), never whole
+ABS_CHUNK = 2**20
+
+
+def _abs_matmul(b, E, E_abs, w):
+    """|E| w for a batch (T', n, d) @ (T', d, k), w >= 0: from ``E_abs`` when
+    the caller has it, else |E| formed a few examples at a time (each chunk's
+    products are the batch's own: the same matrices, one matmul per chunk)."""
+    if E_abs is not None:
+        return b.matmul(E_abs, w)
+    T, n, d = E.shape
+    step = max(1, ABS_CHUNK // max(1, n * d))
+    if T <= step:
+        return b.matmul(b.abs(E), w)
+    return _concat0(b, [b.matmul(b.abs(E[i:i + step]), w[i:i + step]) for i in range(0, T, step)])
+
+
+def _concat0(b, parts):
+    if len(parts) == 1:
+        return parts[0]
+    if b.is_torch:
+        import torch
+
+        return torch.cat(parts, dim=0)
+    return np.concatenate(parts, axis=0)
+
+
 def _per_example_products(b, E, E_abs, u_mid, u_rad):
     """(mid, rad) of E^(t) u^(t) for every example: :func:`ball_matmul` of a
-    batch of matrix-vector products (E exact, u in a ball), with |E| and E's
-    range check done once by the caller instead of once per head:
+    batch of matrix-vector products (E exact, u in a ball), with E's range
+    check done once by the caller instead of once per head (``E_abs``: |E|
+    when the caller has it; None: formed in chunks, :func:`_abs_matmul`):
     ``|E u - fl(E u)| + |E| u_rad <= |E| (gamma_d |u_mid| + u_rad) + 3 d UL``."""
     check_range(b, u_mid, u_rad)
     d = E.shape[-1]
@@ -140,7 +168,8 @@ def _per_example_products(b, E, E_abs, u_mid, u_rad):
     w = up_scale(b, b.abs(u_mid), g)
     if u_rad is not None:
         w = add_up(b, w, u_rad)
-    R = up_scale(b, b.matmul(E_abs, w[:, :, None] if vec else w), 1 / (1 - g), (3 * d * UL) / (1 - g) + SLACK)
+    R = up_scale(b, _abs_matmul(b, E, E_abs, w[:, :, None] if vec else w), 1 / (1 - g),
+                 (3 * d * UL) / (1 - g) + SLACK)
     if vec:
         a_mid, R = a_mid[:, :, 0], R[:, :, 0]
     return a_mid, up_scale(b, R, Fraction(1), 3 * d * UL + SLACK)
@@ -168,8 +197,7 @@ def feature_columns_float_ball(contexts, queries, W_K, W_Q, *, rows=None, cols=N
     if not shared:
         rows, order = np.unique(rows, return_inverse=True)  # requested rows = rows[order]
         E = _as(b, contexts if len(rows) == T else contexts[rows])
-        E_abs = _abs_in_range(b, E)
-        E_max = E_abs.amax(dim=1) if b.is_torch else np.max(E_abs, axis=1)  # (T', d): max over tokens, exact
+        E_max = _max_abs_over_tokens(b, E)  # (T', d), range-checked; |E| itself is never kept whole
     mid = b.asarray(np.zeros((len(rows), len(cols))))
     rad = b.asarray(np.zeros((len(rows), len(cols))))
     heads = [int(h) for h in np.unique(cols // d)]
@@ -180,7 +208,7 @@ def feature_columns_float_ball(contexts, queries, W_K, W_Q, *, rows=None, cols=N
         if shared:
             blocks = _shared_context_heads(b, contexts[0], queries, W_K, W_Q, group, rows, cols)
         else:
-            blocks = _per_example_heads(b, E, E_abs, E_max, queries, W_K, W_Q, group, rows, cols)
+            blocks = _per_example_heads(b, E, None, E_max, queries, W_K, W_Q, group, rows, cols)
         for h, (z_mid, z_rad) in blocks.items():
             where = np.flatnonzero(cols // d == h)
             idx = where if not b.is_torch else __import__("torch").as_tensor(where, device=b.device)
@@ -212,6 +240,21 @@ def _shared_context_heads(b, E0, queries, W_K, W_Q, group, rows, cols) -> dict:
         coords = cols[cols // d == h] % d
         out[h] = ball_matmul(b, s_mid, s_rad, _as(b, E0[:, coords]), None)
     return out
+
+
+def _max_abs_over_tokens(b, E):
+    """max_i |E_ic| per example and coordinate (T', d), exact, after checking
+    every entry as :func:`_abs_in_range` does; |E| formed a few examples at a
+    time (:data:`ABS_CHUNK`)."""
+    T, n, d = E.shape
+    step = max(1, ABS_CHUNK // max(1, n * d))
+    parts = []
+    for i in range(0, T, step):
+        A = _abs_in_range(b, E[i:i + step])
+        parts.append(A.amax(dim=1) if b.is_torch else np.max(A, axis=1))
+    if not parts:
+        return b.asarray(np.zeros((0, d)))
+    return _concat0(b, parts)
 
 
 def _abs_in_range(b, E):

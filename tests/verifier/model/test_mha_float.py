@@ -71,6 +71,32 @@ def test_float_feature_ball_heads_one_at_a_time_or_together(group_bytes, context
     assert rad.max() < 1e-9
 
 
+@pytest.mark.parametrize("backend", ["numpy", "torch-cpu"])
+@pytest.mark.parametrize("per_chunk", [1, 2, 10**6])
+def test_float_feature_ball_with_abs_formed_in_chunks(per_chunk, backend, monkeypatch):
+    """|E| of per-example contexts formed 1, 2 or all examples at a time (mha_float.ABS_CHUNK;
+    the last chunk shorter): the ball encloses the exact features, and an entry beyond the
+    range check's 2^400 in the last example is refused in whichever chunk it falls."""
+    import verifier.model.mha_float as mf
+
+    inst = make_instance(H=3, n=3, d=5, context="random", seed=4)
+    monkeypatch.setattr(mf, "ABS_CHUNK", per_chunk * inst.n * inst.d)
+    con = build_key_query_weights(inst, seed=0)
+    rad = _check_features(inst, con.W_K, con.W_Q, backend, rows=list(con.basis)[::-1], cols=[0, 6, 7, 11, 14])
+    assert rad.max() < 1e-9
+    from verifier.data.instances import from_arrays
+
+    E, e = np.array(inst.contexts), np.array(inst.queries)
+    e[0] *= 2.0**-40  # each chunk's own query scale: another example's bound would be 2^40 too small
+    tiny_first = from_arrays(E, e, H=inst.H, d_h=inst.d_h)
+    rng = np.random.default_rng(0)
+    W_K, W_Q = (3.0 * rng.standard_normal((inst.H, inst.d, inst.d_h)) for _ in range(2))
+    _check_features(tiny_first, W_K, W_Q, backend)
+    E[-1, 0, 0] = 1e300  # > 2^400 (mha_float's MAG)
+    with pytest.raises(Exception, match="exceeds 2\\^400"):
+        feature_columns_float_ball(E, inst.queries, con.W_K, con.W_Q, backend=backend)
+
+
 def test_float_softmax_contains_arb_softmax_and_stays_tight_when_saturated():
     b = get_backend("numpy")
     a = np.array([[1e7, 1e7 - 30.0, -1e7, 0.0], [0.5, 0.25, -1.0, 2.0]])
@@ -100,3 +126,42 @@ def test_float_logits_match_arb_logits():
             for t in range(inst.T):
                 for i in range(inst.n):
                     assert _contains(sm[t, i], sr[t, i], S[t][h][i])
+
+
+@pytest.mark.parametrize("per_chunk", [1, 2, 10**6])
+def test_per_example_radius_covers_each_examples_own_input_ball(per_chunk, monkeypatch):
+    """The radius of E^(t) u^(t) must cover |E^(t)| u_rad^(t) for EVERY example (exact
+    rationals), whichever chunk |E| of that example was formed in: examples whose u-balls
+    differ by 2^60 in width, so a chunk paired with another chunk's u would fall short."""
+    from fractions import Fraction
+
+    import verifier.model.mha_float as mf
+
+    rng = np.random.default_rng(7)
+    T, n, d = 5, 3, 4
+    monkeypatch.setattr(mf, "ABS_CHUNK", per_chunk * n * d)
+    E = rng.standard_normal((T, n, d))
+    u_mid = rng.standard_normal((T, d))
+    u_rad = np.abs(rng.standard_normal((T, d))) * (2.0 ** -60 * (np.arange(T) % 2 == 0) + (np.arange(T) % 2))[:, None]
+    b = get_backend("numpy")
+    for E_abs in (None, np.abs(E)):
+        mid, rad = mf._per_example_products(b, E, E_abs, u_mid, u_rad)
+        for t in range(T):
+            for i in range(n):
+                need = sum(abs(Fraction(E[t, i, c])) * Fraction(u_rad[t, c]) for c in range(d))
+                assert Fraction(rad[t, i]) >= need, (t, i)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch-cpu"])
+@pytest.mark.parametrize("per_chunk", [1, 2, 3, 10**6])
+def test_max_over_tokens_in_chunks_is_exact(per_chunk, backend, monkeypatch):
+    """max_i |E_ic| per example is exact (no rounding in abs or max), chunked or not;
+    an empty batch gives an empty (0, d) result."""
+    import verifier.model.mha_float as mf
+
+    monkeypatch.setattr(mf, "ABS_CHUNK", per_chunk * 3 * 4)
+    E = np.random.default_rng(8).standard_normal((7, 3, 4)) * 2.0 ** np.arange(-3, 4)[:, None, None]
+    b = get_backend(backend)
+    got = b.to_numpy(mf._max_abs_over_tokens(b, b.asarray(E)))
+    assert np.array_equal(got, np.max(np.abs(E), axis=1))
+    assert b.to_numpy(mf._max_abs_over_tokens(b, b.asarray(E[:0]))).shape == (0, 4)
