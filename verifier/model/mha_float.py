@@ -208,7 +208,7 @@ def feature_columns_float_ball(contexts, queries, W_K, W_Q, *, rows=None, cols=N
         if shared:
             blocks = _shared_context_heads(b, contexts[0], queries, W_K, W_Q, group, rows, cols)
         else:
-            blocks = _per_example_heads(b, E, None, E_max, queries, W_K, W_Q, group, rows, cols)
+            blocks = _per_example_heads(b, E, E_max, queries, W_K, W_Q, group, rows, cols)
         for h, (z_mid, z_rad) in blocks.items():
             where = np.flatnonzero(cols // d == h)
             idx = where if not b.is_torch else __import__("torch").as_tensor(where, device=b.device)
@@ -275,7 +275,7 @@ def _stack_last(b, arrays):
     return np.stack(arrays, axis=-1)
 
 
-def _per_example_heads(b, E, E_abs, E_max, queries, W_K, W_Q, group, rows, cols) -> dict:
+def _per_example_heads(b, E, E_max, queries, W_K, W_Q, group, rows, cols) -> dict:
     """{head: (mid, rad) of Z[rows, that head's requested columns]} for
     per-example contexts E (T', n, d), every head of ``group`` at once:
     ``e W_Q`` for all of them in one accurate product (exact slice products:
@@ -292,7 +292,7 @@ def _per_example_heads(b, E, E_abs, E_max, queries, W_K, W_Q, group, rows, cols)
     del p_mid, p_rad
     U, U_rad = _stack_last(b, [u for u, _ in us]), _stack_last(b, [r for _, r in us])  # (T', d, G)
     del us
-    a_mid, a_rad = _per_example_products(b, E, E_abs, U, U_rad)  # (T', n, G)
+    a_mid, a_rad = _per_example_products(b, E, None, U, U_rad)  # (T', n, G): |E| in chunks
     del U, U_rad
     if b.is_torch:
         a_mid, a_rad = a_mid.transpose(1, 2).contiguous(), a_rad.transpose(1, 2).contiguous()
