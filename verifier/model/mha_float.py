@@ -131,14 +131,18 @@ def logits_float_ball(b, contexts, queries, W_K, W_Q, head: int, rows=None, *, c
 ABS_CHUNK = 2**20
 
 
+def _abs_step(E) -> int:
+    """Examples per chunk of |E| (:data:`ABS_CHUNK` entries, at least one example)."""
+    return max(1, ABS_CHUNK // max(1, E.shape[1] * E.shape[2]))
+
+
 def _abs_matmul(b, E, E_abs, w):
     """|E| w for a batch (T', n, d) @ (T', d, k), w >= 0: from ``E_abs`` when
     the caller has it, else |E| formed a few examples at a time (each chunk's
     products are the batch's own: the same matrices, one matmul per chunk)."""
     if E_abs is not None:
         return b.matmul(E_abs, w)
-    T, n, d = E.shape
-    step = max(1, ABS_CHUNK // max(1, n * d))
+    T, step = E.shape[0], _abs_step(E)
     if T <= step:
         return b.matmul(b.abs(E), w)
     return _concat0(b, [b.matmul(b.abs(E[i:i + step]), w[i:i + step]) for i in range(0, T, step)])
@@ -246,14 +250,13 @@ def _max_abs_over_tokens(b, E):
     """max_i |E_ic| per example and coordinate (T', d), exact, after checking
     every entry as :func:`_abs_in_range` does; |E| formed a few examples at a
     time (:data:`ABS_CHUNK`)."""
-    T, n, d = E.shape
-    step = max(1, ABS_CHUNK // max(1, n * d))
+    T, step = E.shape[0], _abs_step(E)
     parts = []
     for i in range(0, T, step):
         A = _abs_in_range(b, E[i:i + step])
         parts.append(A.amax(dim=1) if b.is_torch else np.max(A, axis=1))
     if not parts:
-        return b.asarray(np.zeros((0, d)))
+        return b.asarray(np.zeros((0, E.shape[2])))
     return _concat0(b, parts)
 
 

@@ -178,3 +178,23 @@ def test_robust_user_data_holds_at_the_data_precision(tmp_path):
     assert ev.verdict == "verified" and ev.measured["at the data's precision"] == "holds"
     assert ev.measured["robustness"]["tolerance"] == 5 * np.finfo(np.float32).eps
     assert ev.measured["robustness"]["relative_sigma_min_lower"] > 1e-3
+
+
+def test_int64_queries_beyond_2_53_above_the_arb_budget_keep_a_rigorous_margin(monkeypatch):
+    """Exact rationals (int64 queries near 2^60, not float64 values): above the Arb budget the
+    robustness comes from the float screen of their rounding ball, and it stays a lower bound of
+    what Arb certifies within the budget; the exact verdict does not depend on it."""
+    import verifier.arith.robustness as R
+
+    inst = make_instance(H=2, n=3, d=5, seed=0)
+    rng = np.random.default_rng(0)
+    q = rng.integers(-1000, 1000, (inst.T, 5)).astype(np.int64)
+    q[:, 0] = 2**60 + rng.integers(-2**20, 2**20, inst.T)
+    data = from_arrays(np.array(inst.contexts), q, H=2)
+    rob = lambda ev: next(c for c in ev.certificates if c["kind"].startswith("robustness"))  # noqa: E731
+    within = check_assumption1(data)
+    monkeypatch.setattr(R, "ARB_BUDGET", 0.0)
+    above = check_assumption1(data)
+    assert within.verdict == above.verdict == "verified"
+    assert rob(above)["certified_in_arb"] == 0 and rob(above)["relative_sigma_min_upper"] == 1.0
+    assert rob(above)["relative_sigma_min_lower"] <= rob(within)["relative_sigma_min_upper"]
