@@ -21,19 +21,23 @@ runs -- ``samples`` random n-subsets (5000 in Sec. 5.1; by default that many
 within a work budget, :func:`.definition1_kruskal_rank.sample_size`: 5000 up
 to n = 271, 11 at a 7B-class layer's n = 2048) -- as evidence only.
 
-Robustness (:func:`verifier.arith.robustness.subset_robustness`): certified
-bounds on the smallest relative singular value over the n-subsets examined
-(all of them when exhausted): each is ruled out by a rigorous float64 bound
-or certified in balls, never represented by another.
+At the data's precision (a user's floats, each standing for the reals that
+round to it: :mod:`verifier.data.precision`):
+:func:`verifier.arith.box_subsets.subsets_over_box` certifies every
+n-subset independent at EVERY point of the data's intervals (all T queries
+at once when T <= d, else each subset while they can be exhausted), or finds
+an explicit point of the intervals where an examined subset is dependent
+(exact rationals).
 
 Checks
 ------
 1. Certified: all C(T, n) n-subsets independent (exhaustion): verified.
 2. Refuted: a dependent subset of at most n queries with an exact null
    combination sum_i c_i e^(i) = 0, re-checked here over Q; or T < n.
-3. User data read at its dtype's precision: the worst subset's certified
-   relative sigma_min at or below the tolerance: refuted, "fails at the
-   data's precision" (:mod:`verifier.statements.at_precision`).
+3. User data read at its dtype's precision: verified only when every point
+   of the intervals is certified; refuted, "fails at the data's precision",
+   at an explicit dependent point (:mod:`verifier.statements.at_precision`);
+   otherwise inconclusive.
 4. Otherwise inconclusive: the sampled fraction is reported, and the number
    of subsets an exhaustion would need (raise ``exhaustive_limit``).
 
@@ -43,7 +47,7 @@ For large T (e.g. the paper's 2000 ViT images) exhaustion is out of reach:
 the random-subset test is evidence, never a proof (STATEMENTS.md, "Kruskal
 rank in practice").  Under the exact reading (generated instances,
 ``--exact-input``) queries dependent only up to float rounding are, as the
-exact rationals given, independent; the robustness says how nearly.
+exact rationals given, independent.
 
 References
 ----------
@@ -57,12 +61,9 @@ from __future__ import annotations
 
 import math
 
-from flint import arb, arb_mat
-
-from verifier.arith.compare import Decision, workprec
+from verifier.arith.box_subsets import subsets_over_box
+from verifier.arith.compare import Decision
 from verifier.arith.kruskal import KruskalRank, kruskal_rank_at_least
-from verifier.arith.robustness import subset_robustness
-from verifier.arith.robustness_screen import float_ball_of_rationals
 from verifier.data.instances import make_instance
 from verifier.statements.at_precision import at_data_precision
 from verifier.statements.evidence import Evidence, Step, conclude
@@ -80,37 +81,44 @@ from .definition1_kruskal_rank import (
 )
 
 
-def kruskal_robustness(V, k: int, res: KruskalRank, *, precision, arrays: tuple[str, ...], what: str,
-                       exhaustive_limit: int, samples: int, seed: int, prec: int):
-    """The worst examined k-subset's certified robustness, or None when the
-    exact search already found a dependence or k exceeds min(m, d)."""
-    m, d = V.shape
-    if res.at_least(k) is Decision.FALSE or not 1 <= k <= min(m, d):
+def kruskal_box(instance, mid, rad, k: int, res: KruskalRank, *, arrays: tuple[str, ...], exact, gaps,
+                exhaustive_limit: int, samples: int, seed: int):
+    """Every k-subset of the rows of the box ``mid +/- rad`` independent at
+    every point (:func:`verifier.arith.box_subsets.subsets_over_box`), or
+    None when the stored values already fail, k exceeds min(m, d), or the
+    ``arrays`` the rows are built from are exact under the reading (the
+    stored values then decide).  ``exact(idx)``, ``gaps(idx)``: the stored
+    values and exact half-gaps of rows ``idx``."""
+    m, d = mid.shape
+    if res.at_least(k) is Decision.FALSE or not 1 <= k <= min(m, d) or instance.precision.exact_for(*arrays):
         return None
-    rows_ball = rad = None
-    if V.dtype == object:  # exact rationals: screen their float ball, certify the rationals' balls
-        def rows_ball(idx, exact=V):  # each rational rounded at prec bits, not at the default 53
-            with workprec(prec):
-                return arb_mat([[arb(x) for x in exact[i]] for i in idx])
-        V, rad = float_ball_of_rationals(V)
-    return subset_robustness(V, k, tolerance=precision.tolerance((k, d), *arrays),
-                             exhaustive_limit=exhaustive_limit, samples=samples, seed=seed, prec=prec,
-                             what=what, rows_ball=rows_ball, rad=rad)
+    return subsets_over_box(mid, rad, k, exact=exact, gaps=gaps, exhaustive_limit=exhaustive_limit,
+                            samples=samples, seed=seed)
+
+
+def query_box(instance, k: int, res: KruskalRank, *, exhaustive_limit: int, samples: int, seed: int):
+    """:func:`kruskal_box` on the instance's queries."""
+    mid, rad = instance.ball("queries")
+    V = instance.exact_array("queries")
+    return kruskal_box(instance, mid, rad, k, res, arrays=("queries",), exact=lambda idx: V[idx],
+                       gaps=lambda idx: instance.half_gaps("queries", idx), exhaustive_limit=exhaustive_limit,
+                       samples=samples, seed=seed)
 
 
 def kruskal_at_least_evidence(statement_id: str, V, k: int, res: KruskalRank, *, instance, what: str,
                               exhaustive_limit: int, uses: str, method: str = METHOD,
-                              hypotheses=(), extra_certificates=(), extra_steps=(), robustness=None,
+                              hypotheses=(), extra_certificates=(), extra_steps=(), box=None,
                               arrays: tuple[str, ...] = ("queries",), sample_note: str = "") -> Evidence:
     """Evidence for "the rows of V (named ``what``) have Kruskal rank >= k"
-    from the search result ``res`` and the worst subset's ``robustness``,
-    read at the instance's precision; shared by Assumptions 1 and 3.  V: a
-    float64 array, or an object array of exact rationals (fmpq).
-    ``sample_note``: said of the random subsets' number (e.g. the work
-    budget's cut of the paper's 5000)."""
+    from the search result ``res`` on the stored values and the certificates
+    over the data's intervals ``box`` (:func:`kruskal_box`), read at the
+    instance's precision; shared by Assumptions 1 and 3.  V: a float64
+    array, or an object array of exact rationals (fmpq).  ``sample_note``:
+    said of the random subsets' number (e.g. the work budget's cut of the
+    paper's 5000)."""
     m = V.shape[0]
     exact = res.at_least(k)
-    outcome = at_data_precision(exact, robustness, instance.precision, *arrays)
+    outcome = at_data_precision(exact, box, instance.precision, *arrays, what=f"Kruskal rank of the {what} >= {k}")
     decision = outcome.decision
     certs = list(extra_certificates)
     if exact is Decision.TRUE:
@@ -128,9 +136,8 @@ def kruskal_at_least_evidence(statement_id: str, V, k: int, res: KruskalRank, *,
                   f"{exhaustive_limit}; evidence: {res.sampled_independent}/{res.sampled} random "
                   f"{k}-subsets independent (the paper's test{sample_note}); exhausting them or a "
                   f"dependent {k}-subset would decide it")
-    if robustness is not None:
-        certs.append({"kind": "robustness: certified relative sigma_min of the worst subset examined",
-                      **robustness.to_dict()})
+    if box is not None:
+        certs.append(box.to_dict())
     reason = outcome.reason or reason
     measured = {"kruskal_lower": res.lower, "kruskal_upper": res.upper, "count": m, "k": k,
                 "subsets": math.comb(m, k),
@@ -147,8 +154,8 @@ def kruskal_at_least_evidence(statement_id: str, V, k: int, res: KruskalRank, *,
 def check_assumption1(instance, *, prec: int = 128, seed: int = 0,
                       exhaustive_limit: int = EXHAUSTIVE_LIMIT, samples: int | None = None,
                       **options) -> Evidence:
-    """Kruskal rank of the queries >= n (Definition 1, exact arithmetic),
-    with the robustness of the worst n-subset at the data's precision.
+    """Kruskal rank of the queries >= n (Definition 1, exact arithmetic), and
+    over the data's intervals under the dtype reading.
     ``samples``: random n-subsets when they cannot be exhausted (default
     :func:`.definition1_kruskal_rank.sample_size`)."""
     note = ""
@@ -159,12 +166,10 @@ def check_assumption1(instance, *, prec: int = 128, seed: int = 0,
     V = instance.exact_array("queries")  # the values given: exact rationals where float64 rounds them
     res = kruskal_rank_at_least(V, instance.n, exhaustive_limit=exhaustive_limit,
                                 samples=samples, seed=seed)
-    rob = kruskal_robustness(V, instance.n, res, precision=instance.precision,
-                             arrays=("queries",), what="queries", exhaustive_limit=exhaustive_limit,
-                             samples=samples, seed=seed, prec=prec)
+    box = query_box(instance, instance.n, res, exhaustive_limit=exhaustive_limit, samples=samples, seed=seed)
     return kruskal_at_least_evidence(
         "assumption1", V, instance.n, res, instance=instance, what="queries",
-        exhaustive_limit=exhaustive_limit, uses="Assumption 1", robustness=rob, sample_note=note)
+        exhaustive_limit=exhaustive_limit, uses="Assumption 1", box=box, sample_note=note)
 
 
 @negative_control("assumption1", "every query equal (degenerate='repeated-queries')")

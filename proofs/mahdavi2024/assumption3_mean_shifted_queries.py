@@ -25,9 +25,12 @@ Checks
 1. Every n-subset of the ebar^(t) independent, exactly: verified.
 2. A dependent subset with an exact null combination sum_i c_i ebar^(i) = 0,
    re-checked over Q: refuted (with the witness); or T < n.
-3. User data at its dtype's precision: the worst subset's certified relative
-   sigma_min (of the exact u^(t)) at or below the tolerance: refuted, "fails
-   at the data's precision".
+3. User data at its dtype's precision: u^(t) carries its own enclosure over
+   every value the data stand for (:func:`mean_shifted_ball`: the sum may
+   cancel, so its radius is n rad(e) + sum rad(E), never relative to |u|);
+   verified when every n-subset is certified at every point, refuted
+   ("fails at the data's precision") at an explicit point of the queries'
+   and contexts' intervals where a subset of the u^(t) is dependent.
 4. Otherwise inconclusive: the sampled fraction, and the subset count that
    exhaustion would need.
 
@@ -52,16 +55,20 @@ import itertools
 import math
 import time
 
+from fractions import Fraction
+
 import numpy as np
 from flint import fmpq, fmpq_mat
 
+from verifier.arith.backend import get_backend
 from verifier.arith.exact import exact_nullspace, exact_rank, to_fmpq_mat
+from verifier.arith.float_bounds import add_up, gamma, rowsum_up, up_scale
 from verifier.arith.kruskal import KruskalRank
 from verifier.data.instances import from_arrays, rng_for
 from verifier.statements.evidence import Evidence, Step
 from verifier.statements.registry import negative_control, statement
 
-from .assumption1_query_kruskal_rank import kruskal_at_least_evidence, kruskal_robustness
+from .assumption1_query_kruskal_rank import kruskal_at_least_evidence, kruskal_box
 from .definition1_kruskal_rank import EXHAUSTIVE_LIMIT, SAMPLES
 
 METHOD = "exact rationals (flint fmpq rank per subset)"
@@ -79,6 +86,43 @@ def build_mean_shifted_queries(instance) -> np.ndarray:
     out = np.empty((T, d), dtype=object)
     out[:, :] = U.tolist()
     return out
+
+
+def mean_shifted_ball(instance) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(mid, rad)`` enclosing u^(t) = n e^(t) + sum_i E^(t)_i for EVERY value
+    the data stand for: the data's own radii carried through the sum
+    (``n rad_e + sum_i rad_E``, not a radius relative to |u|: the sum may
+    cancel) plus the float sum's rounding, ``gamma_{n+2} (n |e| + sum |E|)``
+    for any summation order."""
+    n = instance.n
+    e, re = instance.ball("queries")
+    E, rE = instance.ball("contexts")
+    b = get_backend("numpy")
+    terms = np.concatenate([np.asarray(e)[:, None, :] * float(n), np.asarray(E)], axis=1)  # (T, n+1, d)
+    mid = terms.sum(axis=1)
+    absum = rowsum_up(b, np.abs(np.swapaxes(terms, 1, 2)))
+    rad = up_scale(b, absum, gamma(n + 2))
+    data = np.zeros(mid.shape) if re is None else up_scale(b, np.asarray(re), Fraction(n), Fraction(0))
+    if rE is not None:
+        data = add_up(b, data, rowsum_up(b, np.swapaxes(np.asarray(rE), 1, 2)))
+    return mid, add_up(b, rad, data)
+
+
+def mean_shifted_gaps(instance, idx):
+    """``(up, down)``: the exact half-gaps of u^(t) = n e^(t) + sum_i E^(t)_i
+    for rows ``idx`` (Minkowski sums of the open half-gap intervals, so a
+    point of u's intervals is the image of points of e's and E's), or None
+    when every entry is exact."""
+    n = instance.n
+    parts = [(fmpq(n), instance.half_gaps("queries", idx))]
+    parts += [(fmpq(1), instance.half_gaps("contexts", (idx, i))) for i in range(n)]
+    parts = [(w, g) for w, g in parts if g is not None]
+    if not parts:
+        return None
+    k, d = len(idx), instance.d
+    up = [[sum((w * g[0][a][j] for w, g in parts), fmpq(0)) for j in range(d)] for a in range(k)]
+    down = [[sum((w * g[1][a][j] for w, g in parts), fmpq(0)) for j in range(d)] for a in range(k)]
+    return up, down
 
 
 def _subset_matrix(U: np.ndarray, idx) -> fmpq_mat:
@@ -163,13 +207,16 @@ def check_assumption3(instance, *, prec: int = 128, seed: int = 0,
     built = Step("formed u^(t) = n ebar^(t) = n e^(t) + sum_i E^(t)_i exactly over Q",
                  uses="Assumption 3 (scaling keeps the Kruskal rank)",
                  data={"T": instance.T, "d": instance.d})
-    rob = kruskal_robustness(U, instance.n, res, precision=instance.precision, arrays=("queries", "contexts"),
-                             what="mean-shifted queries", exhaustive_limit=exhaustive_limit,
-                             samples=samples, seed=seed, prec=prec)
+    box = None
+    if instance.at_precision:
+        mid, rad = mean_shifted_ball(instance)
+        box = kruskal_box(instance, mid, rad, instance.n, res, arrays=("queries", "contexts"),
+                          exact=lambda idx: U[idx], gaps=lambda idx: mean_shifted_gaps(instance, list(idx)),
+                          exhaustive_limit=exhaustive_limit, samples=samples, seed=seed)
     return kruskal_at_least_evidence(
         "assumption3", U, instance.n, res, instance=instance, what="mean-shifted queries ebar^(t)",
         exhaustive_limit=exhaustive_limit, uses="Assumption 3", method=METHOD,
-        extra_steps=[built], robustness=rob, arrays=("queries", "contexts"))
+        extra_steps=[built], box=box, arrays=("queries", "contexts"))
 
 
 def build_equal_mean_shifted_pair(seed: int = 0, *, n: int = 3, d: int = 5, T: int = 5):

@@ -40,15 +40,17 @@ OVERFLOW_LIMIT = 1e100  # |entries| above this make exp/products meaningless in 
 @dataclass(frozen=True, eq=False)
 class Instance:
     """A dataset plus the attention layer's sizes.  Arrays are float64 and
-    read-only; every float64 is an exact dyadic rational, which is what the
-    exact and ball back ends read.  ``precision`` says what those numbers
-    mean (:mod:`verifier.data.precision`): exact for generated instances,
-    known to their dtype's precision for a user's file.
+    read-only: the working copies the constructions compute with.
+    ``precision`` says what the values given mean
+    (:mod:`verifier.data.precision`): exact for generated instances, the
+    rounding interval of each float for a user's file.
 
     ``given``: for an array whose float64 copy rounds the values the user
-    gave (int64/uint64 beyond 2^53, long double), those values as exact
-    rationals (an object array of ``fmpq``); :meth:`exact_array` is what a
-    certificate about the data reads, :attr:`rounded` names such arrays."""
+    gave (integers beyond 2^53, long doubles, JSON decimals), those values as
+    exact rationals (an object array of ``fmpq``) and ``given_rad`` a float64
+    bound on ``|given - copy|``.  :meth:`exact_array` is what a certificate
+    about the stored values reads, :meth:`ball` what a certificate about
+    every value the data stand for reads."""
 
     contexts: np.ndarray
     queries: np.ndarray
@@ -62,6 +64,8 @@ class Instance:
     precision: InputPrecision = EXACT_GENERATED
     given: dict = field(default_factory=dict)
     rounding: dict = field(default_factory=dict)  # name -> why float64 rounds it
+    given_rad: dict = field(default_factory=dict)  # name -> float64 >= |given - float64 copy|
+    reading: dict = field(default_factory=dict)  # name -> how the file's numbers were read
 
     @property
     def rounded(self) -> dict:
@@ -73,6 +77,44 @@ class Instance:
         the object array of exact rationals where float64 rounds them, else
         the float64 array itself (then exact)."""
         return self.given[name] if name in self.given else getattr(self, name)
+
+    @property
+    def at_precision(self) -> bool:
+        """Do the contexts or queries stand for intervals (a user's floats
+        under the dtype reading), not only for the values stored?"""
+        return not self.precision.exact_for("contexts", "queries")
+
+    def ball(self, name: str, index=slice(None)) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(mid, rad)``: float64 arrays with every value the entries
+        ``name[index]`` stand for within ``mid +/- rad`` (``rad`` None when
+        they are exact float64 values)."""
+        mid = np.asarray(getattr(self, name)[index], dtype=np.float64)
+        meaning = self.precision.of(name)
+        extra = self.given_rad.get(name)
+        if meaning.exact and extra is None:
+            return mid, None
+        rad = meaning.radius(mid)
+        if extra is not None:
+            rad = _add_up(rad, np.asarray(extra[index], dtype=np.float64))
+        return mid, rad
+
+    def half_gaps(self, name: str, index=slice(None)):
+        """``(up, down)``: the exact half-gaps (lists of ``fmpq`` rows) above
+        and below each entry of ``name[index]`` (a 2-d selection): the open
+        interval of reals that round to it under the dtype reading
+        (:meth:`ArrayPrecision.half_gap_exponents`).  None for an exact array."""
+        from verifier.arith.box_rank import gap_sides
+
+        meaning = self.precision.of(name)
+        if meaning.exact:
+            return None
+        exact = self.exact_array(name)[index]
+        if name in self.given:  # a long double: its own exponents, from the exact values
+            mask, away, toward = _rational_half_gaps(exact, meaning)
+        else:
+            away, toward = meaning.half_gap_exponents(np.asarray(exact))
+            mask = np.ones(away.shape, dtype=bool)
+        return gap_sides(exact, away, toward, mask)
 
     @property
     def T(self) -> int:
@@ -126,6 +168,7 @@ class Instance:
             "d_v": self.d_v, "d_out": self.d_out, "r": self.r, "capacity": self.capacity,
             "kind": self.kind, "seed": self.seed, "source": self.source,
             "reading": self.precision.describe(), "sha256_16": self.fingerprint(),
+            **({"arrays read": dict(self.reading)} if self.reading else {}),
             **({"float64 copy rounds": dict(self.rounded)} if self.given else {}),
         }
 
@@ -135,12 +178,14 @@ class Instance:
         if any(k in self.given for k in changes):
             changes.setdefault("given", {k: v for k, v in self.given.items() if k not in changes})
             changes.setdefault("rounding", {k: v for k, v in self.rounding.items() if k in changes["given"]})
+            changes.setdefault("given_rad", {k: v for k, v in self.given_rad.items() if k in changes["given"]})
         return replace(self, **changes)
 
     def subset(self, rows) -> "Instance":
         rows = np.asarray(rows, dtype=int)
         given = {k: v[rows] for k, v in self.given.items()}
-        return replace(self, contexts=_shared(self.contexts[0], len(rows))
+        given_rad = {k: v[rows] for k, v in self.given_rad.items()}
+        return replace(self, given_rad=given_rad, contexts=_shared(self.contexts[0], len(rows))
                        if self.shared_context else _frozen(self.contexts[rows], _shareable(given)),
                        queries=_frozen(self.queries[rows]), labels=_frozen(self.labels[rows]), given=given)
 
@@ -151,6 +196,33 @@ def _shared(context, T: int) -> np.ndarray:
     base = np.array(context, dtype=np.float64, copy=True)
     base.setflags(write=False)
     return np.broadcast_to(base, (int(T),) + base.shape)
+
+
+def _add_up(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Floats >= x + y for nonnegative float64 arrays (one rounding, moved up)."""
+    s = x + y
+    return np.nextafter(s, np.inf, where=s > 0, out=s.copy())
+
+
+def _rational_half_gaps(q: np.ndarray, meaning):
+    """(mask, away, toward) of :meth:`Instance.half_gaps` from exact values
+    (``fmpq``) of a float format: E = floor(log2 |x|) from the integers."""
+    flat = q.reshape(-1)
+    away = np.empty(flat.shape, dtype=np.int64)
+    toward = np.empty(flat.shape, dtype=np.int64)
+    for i, x in enumerate(flat):
+        num, den = abs(int(x.p)), int(x.q)
+        if num == 0:
+            E, power = meaning.emin, False
+        else:
+            E = num.bit_length() - den.bit_length()
+            if (num << max(0, -E)) < (den << max(0, E)):  # num / den < 2^E
+                E -= 1
+            power = num & (num - 1) == 0 and den & (den - 1) == 0
+        a = max(E, meaning.emin) - meaning.p
+        away[i] = a
+        toward[i] = a - 1 if power and E > meaning.emin else a
+    return np.ones(q.shape, dtype=bool), away.reshape(q.shape), toward.reshape(q.shape)
 
 
 def _shareable(given: dict) -> bool:
@@ -184,8 +256,50 @@ def validate_arrays(contexts, queries, labels=None, *, allow_n_ge_d: bool = True
     return arrays["contexts"], arrays["queries"], arrays.get("labels")
 
 
+def _exact_entries(name: str, raw: np.ndarray) -> None:
+    """An object array must hold exact rationals (ints, Fractions, fmpq): the JSON reader's decimals."""
+    from fractions import Fraction
+
+    from flint import fmpq
+
+    for x in raw.reshape(-1):
+        if isinstance(x, bool) or not isinstance(x, (int, Fraction, fmpq)):
+            raise InvalidInstance(f"array '{name}' is an object array of {type(x).__name__}; expected integers "
+                                  "or floats")
+
+
+def _float64_copy(name: str, raw: np.ndarray):
+    """(copy, given, given_rad, why): the float64 working copy of ``raw`` and,
+    where it rounds the values given, those values as ``fmpq``, a float64
+    bound on ``|given - copy|`` and why."""
+    if raw.dtype.kind == "O":
+        from fractions import Fraction
+
+        q = given_values(raw)
+        copy = np.array([int(x.p) / int(x.q) for x in q.reshape(-1)], dtype=np.float64).reshape(raw.shape)
+        err = [abs(Fraction(int(x.p), int(x.q)) - Fraction(float(c))) for x, c in zip(q.reshape(-1), copy.reshape(-1))]
+        if not any(err):
+            return copy, None, None, ""
+        rad = np.array([float(e) for e in err], dtype=np.float64).reshape(raw.shape)
+        rad = np.nextafter(rad, np.inf, where=rad >= 0, out=rad.copy())  # >= the exact error
+        return copy, q, rad, "exact decimals that float64 rounds"
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        copy = np.asarray(raw, dtype=np.float64)
+    why = float64_rounding(raw)
+    if not why:
+        return copy, None, None, ""
+    if raw.dtype.kind in "iu":  # |int - fl(int)| is an integer below 2^11: exact in float64
+        rad = np.array([abs(int(x) - int(c)) for x, c in zip(raw.reshape(-1).tolist(), copy.reshape(-1))],
+                       dtype=np.float64).reshape(raw.shape)
+    else:  # long double: the difference is exact in the long double format
+        diff = np.abs(raw - copy.astype(raw.dtype))
+        rad = diff.astype(np.float64)
+        rad = np.nextafter(rad, np.inf, where=rad.astype(raw.dtype) < diff, out=rad.copy())
+    return copy, given_values(raw), rad, why
+
+
 def _validated(contexts, queries, labels=None, *, allow_n_ge_d: bool = True):
-    """(float64 copies, {name: why float64 rounds it, with the raw array})."""
+    """(float64 copies, {name: (why float64 rounds it, given values, radius)})."""
     arrays, rounding = {}, {}
     for name, a, ndim in (("contexts", contexts, 3), ("queries", queries, 2), ("labels", labels, 2)):
         if a is None:
@@ -198,9 +312,11 @@ def _validated(contexts, queries, labels=None, *, allow_n_ge_d: bool = True):
             raise InvalidInstance(f"array '{name}' is not a rectangular numeric array: {exc}") from None
         if raw.dtype.kind == "c":
             raise InvalidInstance(f"array '{name}' is complex ({raw.dtype.name}); the statements are about real data")
+        if raw.dtype.kind in "USa":
+            raise InvalidInstance(f"array '{name}' holds strings ({raw.dtype.name}); give numbers")
         if raw.dtype.kind == "O":
-            raise InvalidInstance(f"array '{name}' is an object array; expected integers or floats")
-        if raw.dtype.kind not in "biuf":
+            _exact_entries(name, raw)
+        elif raw.dtype.kind not in "biuf":
             raise InvalidInstance(f"array '{name}' has dtype {raw.dtype.name}, not a number type")
         if raw.ndim != ndim:
             want = {"contexts": "(T, n, d)", "queries": "(T, d)", "labels": "(T, d_out)"}[name]
@@ -212,22 +328,20 @@ def _validated(contexts, queries, labels=None, *, allow_n_ge_d: bool = True):
             if not np.all(np.isfinite(look)):
                 bad = int(np.sum(~np.isfinite(look)))
                 raise InvalidInstance(f"array '{name}' has {bad} NaN or infinite entries")
-            top = np.max(np.abs(look))
-            if (top if top.dtype.itemsize > 8 else float(top)) > OVERFLOW_LIMIT:
-                raise InvalidInstance(f"array '{name}' has entries above {OVERFLOW_LIMIT:g} in magnitude "
-                                      "(overflow)")
-            if raw.dtype.itemsize > 8 and np.any((look != 0) & (np.abs(look) < np.finfo(np.float64).tiny)):
-                raise InvalidInstance(f"array '{name}' has {raw.dtype.name} entries below float64's smallest "
-                                      f"normal {np.finfo(np.float64).tiny:.3g} in magnitude: the engine's float "
-                                      "screens would read them as 0 (rescale the data)")
-        try:
-            a = np.asarray(raw, dtype=np.float64)
-        except (TypeError, ValueError, OverflowError) as exc:
-            raise InvalidInstance(f"array '{name}' is not numeric: {exc}") from None
-        why = float64_rounding(look)
-        if why:
-            rounding[name] = (why, raw)
-        arrays[name] = a
+        top = max((abs(x) for x in look.reshape(-1)), default=0) if raw.dtype.kind == "O" else np.max(np.abs(look))
+        if (top if raw.dtype.kind == "f" and top.dtype.itemsize > 8 else float(top)) > OVERFLOW_LIMIT:
+            raise InvalidInstance(f"array '{name}' has entries above {OVERFLOW_LIMIT:g} in magnitude "
+                                  "(overflow)")
+        if look is not raw:  # a shared context: one copy, broadcast
+            copy, given, rad, why = _float64_copy(name, look)
+            copy = np.broadcast_to(copy, raw.shape)
+            if given is not None:
+                given, rad = np.broadcast_to(given, raw.shape), np.broadcast_to(rad, raw.shape)
+        else:
+            copy, given, rad, why = _float64_copy(name, raw)
+        if given is not None:
+            rounding[name] = (why, given, rad)
+        arrays[name] = copy
     E, e = arrays["contexts"], arrays["queries"]
     T, n, d = E.shape
     if e.shape != (T, d):
@@ -248,17 +362,17 @@ def _check_sizes(H, d_h, d_v, d_out):
 
 def from_arrays(contexts, queries, labels=None, *, H=2, d_h=None, d_v=None, d_out=None,
                 kind="user", seed=0, source="arrays", allow_n_ge_d=True, reading: str = "exact",
-                precision_source: str | None = None) -> Instance:
+                precision_source: str | None = None, readings: dict | None = None) -> Instance:
     """Validate user arrays; missing labels are drawn N(0,1) from ``seed``.
 
-    ``reading``: "exact" (the floats are the rationals they encode: the
-    default for arrays handed over in Python) or "dtype" (each array known
-    to its dtype's precision, :func:`verifier.data.precision.input_precision`:
-    what a user's file means).  ``precision_source`` names why (default
-    "arrays"; ``load_npz`` passes "file" or "--exact-input")."""
+    ``reading``: "exact" (every value is the rational it encodes: the
+    default for arrays handed over in Python) or "dtype" (what a user's file
+    means: each float stands for the reals that round to it,
+    :func:`verifier.data.precision.input_precision`).  ``precision_source``
+    names why (default "arrays"; :func:`load_data` passes "file" or
+    "--exact-input"); ``readings``: {array: how the file's numbers were read}."""
     arrays, rounding = _validated(contexts, queries, labels, allow_n_ge_d=allow_n_ge_d)
     E, e, y = arrays["contexts"], arrays["queries"], arrays.get("labels")
-    given = {name: given_values(raw) for name, (_, raw) in rounding.items()}
     if reading == "dtype":
         precision = input_precision({"contexts": contexts, "queries": queries, "labels": labels},
                                     source=precision_source or "file")
@@ -274,9 +388,24 @@ def from_arrays(contexts, queries, labels=None, *, H=2, d_h=None, d_v=None, d_ou
     d_h = E.shape[1] if d_h is None else d_h
     d_v = d_out if d_v is None else d_v
     _check_sizes(H, d_h, d_v, d_out)
+    given = {name: g for name, (_, g, _) in rounding.items()}
     return Instance(_frozen(E, _shareable(given)), _frozen(e), _frozen(y), int(H), int(d_h), int(d_v),
                     kind=kind, seed=seed, source=source, precision=precision, given=given,
-                    rounding={name: why for name, (why, _) in rounding.items()})
+                    rounding={name: why for name, (why, _, _) in rounding.items()},
+                    given_rad={name: r for name, (_, _, r) in rounding.items()}, reading=dict(readings or {}))
+
+
+def load_data(path, *, exact_input: bool = False, **sizes) -> Instance:
+    """User data from ``path`` (.npz or .json, :func:`verifier.data.files.read_data_file`):
+    arrays ``contexts`` (T, n, d), ``queries`` (T, d), optional ``labels``
+    (T, d_out; drawn N(0, 1) from ``seed`` when absent).  ``sizes``: H,
+    d_h, d_v, d_out (d_out only used when the file has no labels), seed."""
+    from verifier.data.files import read_data_file
+
+    f = read_data_file(path, required=("contexts", "queries"), optional=("labels",), exact_input=exact_input)
+    return from_arrays(f.values("contexts"), f.values("queries"), f.values("labels"), kind="user",
+                       source=f"file:{f.path.name}", reading="exact" if exact_input else "dtype",
+                       precision_source="--exact-input" if exact_input else "file", readings=f.reading, **sizes)
 
 
 def sinusoidal_encoding(n_positions: int, d: int) -> np.ndarray:

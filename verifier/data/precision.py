@@ -1,55 +1,57 @@
-"""What a user's number means: the precision model of input data.
+"""What a user's number means: one definition for every array of every paper.
 
-A float in a user's file is a value known to its dtype's precision, not the
-exact rational it happens to encode: an embedding computed in float32 is
-some real vector rounded to 24 bits, and a query computed as
-``2*q1 - 3*q6`` in float64 is a dependent vector plus rounding.  Reading
-such data as exact rationals turns a dependence that holds up to rounding
-into a "certified" independence.  So each array of the input has an
-:class:`ArrayPrecision`:
+A number in a user's file is read by its TYPE, never by its value
+(IEEE Std 1788-2015 keeps a stored float apart from a decimal string; GNU
+Octave's interval package writes "known to its last digit" as ``m?``: half
+an ulp each side):
 
-* an integer or boolean dtype (any width, int8..int64, uint8..uint64): exact,
-  read as Python integers (:func:`given_values`), never through float64;
-* a float array whose entries are *exact dyadics*: every entry an integer
-  multiple of 2^-16 that leaves at least 8 bits of its dtype's mantissa
-  unused (:func:`exact_dyadic`; integers, k/256 grids, one-hot data).  No
-  rounded computation produces that: a rounded result fills its mantissa
-  (each entry would have to end in 8 zero bits by chance, probability 2^-8);
-* any other float: relative precision ``u`` = 2^-p of its dtype (unit
-  roundoff; float16 2^-11, float32 2^-24, float64 2^-53, long double its
-  own ``np.finfo(np.longdouble)``: 2^-64 for x86-64's 80-bit format).
+* a value of a float dtype (float16, float32, float64, long double) stands
+  for the set of reals that round to it in that format (round to nearest):
+  for a normal number the values within half the gap to each neighbour
+  (half an ulp; at a power of two the gap below is half the gap above); for
+  a subnormal or a zero the absolute half-gap of the format's smallest
+  subnormal step (a float16 zero stands for every real of magnitude below
+  2^-25); for the largest finite value its own half-ulp;
+* an integer or a boolean (any width: int8..int64, uint8..uint64, Python
+  integers) stands for itself;
+* a JSON number stands for the exact decimal it writes (parsed as a
+  rational, never through float64: :mod:`verifier.data.files`);
+* under ``--exact-input`` every value stands for the exact rational it
+  encodes (a long double through its own ``as_integer_ratio``).
 
-What the verifier computes with is a float64 working copy of every array;
-where that copy rounds a given value (integers beyond 2^53, long doubles
-with more than 53 significant bits, or outside float64's range)
-:func:`given_values` keeps the exact rationals the array encodes, and the
-certificates about the data read those (``Instance.exact_array``).
+Nothing else: no value is read exactly because it looks exact (an integral
+float, a dyadic grid); a user who means their floats exactly says
+``--exact-input``.
 
-An instance carries an :class:`InputPrecision`: the *reading* ("exact":
-every float is the exact rational it encodes -- generated instances,
-``--exact-input``, arrays handed over in Python -- or "dtype": the model
-above, for files) and the arrays' precisions.  A rank-type assumption then
-holds *at the data's precision* when it survives every perturbation the
-rounding allows, with room for the few roundings of a computation: the
-tolerance on the smallest relative singular value of a k x m matrix with
-unit rows is numpy's numerical-rank tolerance ``max(k, m) * eps``
-(eps = 2u, :meth:`InputPrecision.tolerance`).  It bounds the rounding of the
-stored entries (a relative change of u per entry moves a unit row by at most
-u, the matrix by at most sqrt(k) u in spectral norm), so a margin above it is
-a margin above the data's own rounding; a margin below it means the
-assumption holds only by less than that rounding.
+:class:`ArrayPrecision` holds one array's rule: ``kind`` "float" (the set
+above, with the format's significand bits ``p`` and smallest normal exponent
+``emin``), or "exact" (integers, decimals, ``--exact-input``, generated
+data).  For a float value ``x`` the set is ``[x - below, x + above]`` (ties
+excluded or included by the round-half-even rule) with
+
+    above = 2^(max(E, emin) - p),  below = above / 2 if |x| = 2^E, E > emin, else above
+
+(``E = floor(log2 |x|)``, the gaps named toward and away from zero for a
+negative ``x``).  :meth:`ArrayPrecision.radius` is the outer radius (a ball
+``x +/- above`` that contains the set, what a certificate "holds at the data's
+precision" propagates); :meth:`ArrayPrecision.half_gap_exponents` gives the
+exact gaps (what a witness point "fails at the data's precision" must lie
+strictly inside).
+
+An instance carries an :class:`InputPrecision`: the reading ("exact" --
+generated instances, ``--exact-input``, arrays handed over in Python -- or
+"dtype", a user's file) and each array's :class:`ArrayPrecision`.
 
 >>> import numpy as np
->>> array_precision(np.array([[1.0, 0.5], [3.0, -2.25]])).why
-'exact dyadic (every entry k / 2^16 with at least 8 spare mantissa bits)'
->>> p = array_precision(np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32))
->>> p.dtype, p.unit_roundoff == 2.0**-24, p.exact
-('float32', True, False)
->>> reading = input_precision({"queries": np.random.default_rng(0).standard_normal((5, 4))})
->>> reading.reading, reading.tolerance((3, 4), "queries") == 4 * 2.0**-52
-('dtype', True)
->>> EXACT_GENERATED.tolerance((3, 4), "queries")
-0.0
+>>> p = array_precision(np.array([1.0, 0.75, 0.0], dtype=np.float16))
+>>> p.kind, p.p, p.emin
+('float', 11, -14)
+>>> [float(r) for r in p.radius(np.array([1.0, 0.75, 0.0]))] == [2.0**-11, 2.0**-12, 2.0**-25]
+True
+>>> array_precision(np.array([[1.0, 0.5]])).kind   # an integral float is a float: no exact-looking rule
+'float'
+>>> array_precision(np.array([2**53 + 1])).kind
+'exact'
 """
 from __future__ import annotations
 
@@ -59,44 +61,102 @@ import numpy as np
 
 from verifier.errors import InvalidInstance
 
-__all__ = ["ArrayPrecision", "InputPrecision", "EXACT_GENERATED", "array_precision", "exact_dyadic",
-           "input_precision", "exact_reading", "READINGS", "given_values", "float64_rounding"]
+__all__ = ["ArrayPrecision", "InputPrecision", "EXACT_GENERATED", "EXACT", "array_precision", "input_precision",
+           "exact_reading", "READINGS", "given_values", "float64_rounding", "float_format"]
 
 READINGS = ("exact", "dtype")
-GRID_BITS = 16  # exact dyadics lie on the grid 2^-GRID_BITS Z
-SPARE_BITS = 8  # ... and leave this many low bits of the mantissa unused
 EXACT_INTEGER_LIMIT = 2 ** 53  # integers beyond this may be rounded by float64
+_F64_SUB_EXP = -1074  # the smallest float64 subnormal 2^-1074: radii are rounded up to it
+
+
+def float_format(dtype) -> tuple[int, int]:
+    """(p, emin) of a float dtype: significand bits (implicit bit included)
+    and the exponent of its smallest normal, from ``np.finfo`` (float16 (11,
+    -14), float32 (24, -126), float64 (53, -1022), x86-64 long double (64,
+    -16382))."""
+    fi = np.finfo(dtype)
+    return int(fi.nmant) + 1, int(fi.minexp)
 
 
 @dataclass(frozen=True)
 class ArrayPrecision:
-    """One array's precision: ``unit_roundoff`` u (0 = exact) and why."""
+    """One array's meaning: ``kind`` "float" (each value stands for the reals
+    that round to it in a format of ``p`` significand bits and smallest
+    normal exponent ``emin``) or "exact" (each value stands for itself)."""
 
     dtype: str
-    unit_roundoff: float
+    kind: str
     why: str
+    p: int = 0
+    emin: int = 0
+
+    def __post_init__(self):
+        if self.kind not in ("float", "exact"):
+            raise ValueError(f"kind {self.kind!r} must be 'float' or 'exact'")
 
     @property
     def exact(self) -> bool:
-        return self.unit_roundoff == 0.0
+        return self.kind == "exact"
 
     @property
-    def eps(self) -> float:
-        """Machine epsilon 2u (numpy's ``finfo.eps``); 0 when exact."""
-        return 2.0 * self.unit_roundoff
+    def unit_roundoff(self) -> float:
+        """2^-p (half an ulp relative to a normal value's binade); 0 when exact."""
+        return 0.0 if self.exact else 2.0 ** -self.p
+
+    def _exponents(self, x) -> np.ndarray:
+        """max(E, emin) - p for each value (E = floor(log2|x|); zeros and
+        subnormals: emin), in the values' own dtype (long double included)."""
+        _, k = np.frexp(np.asarray(x))  # x = m 2^k, |m| in [1/2, 1): E = k - 1 (k = 0 for a zero)
+        E = np.where(np.asarray(x) == 0, self.emin, k.astype(np.int64) - 1)
+        return np.maximum(E, self.emin) - self.p
+
+    def radius(self, x) -> np.ndarray:
+        """A float64 array ``>=`` the half-gap away from zero of each value
+        ``x`` (float64 values of this array: float16/32/64 data are float64
+        exactly): ``x +/- radius`` contains every real that rounds to ``x``.
+        Zero for an exact array.  Float64 radii below 2^-1074 are rounded up
+        to it."""
+        x = np.asarray(x, dtype=np.float64)
+        if self.exact:
+            return np.zeros(x.shape)
+        return np.ldexp(1.0, np.maximum(self._exponents(x), _F64_SUB_EXP))
+
+    def half_gap_exponents(self, x) -> tuple[np.ndarray, np.ndarray]:
+        """(away, toward): integer exponents a, b with the exact set of reals
+        rounding to ``x`` containing the OPEN interval of half-gaps 2^a away
+        from zero and 2^b toward zero (``x`` in its own dtype; a zero gets
+        2^a on both sides).  Only for float kinds."""
+        if self.exact:
+            raise ValueError("an exact array has no half-gaps")
+        x = np.asarray(x)
+        a = self._exponents(x)
+        m, k = np.frexp(x)
+        power_of_two = (np.abs(m) == 0.5) & (k.astype(np.int64) - 1 > self.emin) & (x != 0)
+        return a, np.where(power_of_two, a - 1, a)
+
+    def describe(self) -> str:
+        if self.exact:
+            return f"{self.dtype}: exact"
+        return (f"{self.dtype}: each value stands for the reals that round to it (half an ulp each side, "
+                f"2^-{self.p} relative; absolute 2^{self.emin - self.p} at zero and subnormals)")
 
     def to_dict(self) -> dict:
-        return {"dtype": self.dtype, "unit_roundoff": self.unit_roundoff, "exact": self.exact, "why": self.why}
+        out = {"dtype": self.dtype, "kind": self.kind, "exact": self.exact, "why": self.why}
+        if not self.exact:
+            out.update({"significand_bits": self.p, "smallest_normal_exponent": self.emin})
+        return out
+
+
+EXACT = ArrayPrecision("exact", "exact", "read as the exact values given")
 
 
 @dataclass(frozen=True)
 class InputPrecision:
     """How an instance's numbers are read.
 
-    ``reading``: "exact" (every float is the rational it encodes) or "dtype"
-    (each array at its :class:`ArrayPrecision`).  ``source`` says why this
-    reading: "generated", "--exact-input", "arrays" (handed over in Python)
-    or "file".
+    ``reading``: "exact" (every value is the rational it encodes) or "dtype"
+    (each array by its :class:`ArrayPrecision`).  ``source`` says why:
+    "generated", "--exact-input", "arrays" (handed over in Python) or "file".
     """
 
     reading: str
@@ -107,32 +167,31 @@ class InputPrecision:
         if self.reading not in READINGS:
             raise ValueError(f"reading {self.reading!r} not in {READINGS}")
 
-    def unit_roundoff(self, *names: str) -> float:
-        """The largest u of the named arrays under this reading (0 if exact)."""
+    def of(self, name: str) -> ArrayPrecision:
+        """The rule of array ``name`` under this reading (exact when not listed)."""
         if self.reading == "exact":
-            return 0.0
-        return max((self.arrays[n].unit_roundoff for n in names if n in self.arrays), default=0.0)
+            return EXACT
+        return self.arrays.get(name, EXACT)
 
     def exact_for(self, *names: str) -> bool:
-        return self.unit_roundoff(*names) == 0.0
+        """Is every named array read as points (no interval)?"""
+        return all(self.of(n).exact for n in names)
 
-    def tolerance(self, shape: tuple[int, int], *names: str) -> float:
-        """Numerical-rank tolerance ``max(k, m) * eps`` for a k x m matrix
-        with unit rows built from the named arrays (0 under the exact
-        reading or for exact arrays)."""
-        return float(max(shape)) * 2.0 * self.unit_roundoff(*names)
+    def radius(self, name: str, x) -> np.ndarray:
+        """Outer radii (float64) of the values ``x`` of array ``name``."""
+        return self.of(name).radius(x)
 
     def describe(self, *names: str) -> str:
         """One phrase for evidence and messages."""
         if self.reading == "exact":
             why = {"generated": "generated instance", "--exact-input": "--exact-input",
                    "arrays": "arrays given in Python", "file": "file"}.get(self.source, self.source)
-            return f"exact: floats read as the rationals they encode ({why})"
+            return f"exact: values read as the rationals they encode ({why})"
         names = names or tuple(self.arrays)
         parts = [f"{n} {self.arrays[n].dtype}: " + ("exact" if self.arrays[n].exact else
-                                                    f"relative 2^{int(np.log2(self.arrays[n].unit_roundoff))}")
+                                                    f"half an ulp each side (2^-{self.arrays[n].p} relative)")
                  for n in names if n in self.arrays]
-        return "data precision (" + "; ".join(parts) + ")"
+        return "at the data's precision (" + "; ".join(parts) + ")"
 
     def to_dict(self) -> dict:
         return {"reading": self.reading, "source": self.source, "description": self.describe(),
@@ -147,52 +206,6 @@ def exact_reading(source: str = "arrays") -> InputPrecision:
     return InputPrecision("exact", source)
 
 
-def _mantissa_bits(dtype: np.dtype) -> int:
-    """Significand bits p (implicit bit included) of a float dtype, its own
-    (``np.finfo``): 11, 24, 53, and 64 for x86-64's long double."""
-    return int(np.finfo(dtype).nmant) + 1
-
-
-def exact_dyadic(a: np.ndarray) -> bool:
-    """Every entry an integer multiple of 2^-16 using at most p - 8
-    significant bits (p: the dtype's significand bits).  Zeros count as
-    exact; an empty array is exact.  Computed in the array's own dtype
-    (long double included: no float64 detour)."""
-    a = np.asarray(a)
-    if a.dtype.kind not in "f" or a.size == 0:
-        return a.dtype.kind in "biu" or a.size == 0
-    p = _mantissa_bits(a.dtype)
-    if not np.all(np.isfinite(a)):
-        return False
-    if a.dtype.itemsize > 8:  # long double (80-bit or quad): its own bits, in Python integers
-        return _exact_dyadic_long(a, p)
-    x = a.astype(np.float64)  # float16/32 -> float64 is exact
-    with np.errstate(over="ignore", invalid="ignore"):
-        if not np.all(np.mod(np.ldexp(x, GRID_BITS), 1) == 0):
-            return False
-    m, _ = np.frexp(x)  # m in [0.5, 1): m * 2^p is an integer below 2^p <= 2^53
-    k = np.ldexp(np.abs(m), p).astype(np.uint64)
-    k = k[k != 0]
-    if k.size == 0:
-        return True
-    trailing = np.log2((k & (~k + np.uint64(1))).astype(np.float64)).astype(int)  # lowest set bit
-    significant = p - trailing
-    return bool(significant.max() <= p - SPARE_BITS)
-
-
-def _exact_dyadic_long(a: np.ndarray, p: int) -> bool:
-    """:func:`exact_dyadic` for long doubles, entry by entry, exactly."""
-    significant = 0
-    for x in a.reshape(-1):
-        num, den = x.as_integer_ratio()
-        if den > 2**GRID_BITS:
-            return False
-        num = abs(num)
-        if num:
-            significant = max(significant, (num >> ((num & -num).bit_length() - 1)).bit_length())
-    return significant <= p - SPARE_BITS
-
-
 def float64_rounding(a) -> str:
     """Why the float64 copy of ``a`` is not its given values ("" when every
     entry is a float64 exactly: float16/32/64, integers up to 2^53 and long
@@ -200,6 +213,8 @@ def float64_rounding(a) -> str:
     a = np.asarray(a)
     if a.size == 0 or a.dtype.kind == "b":
         return ""
+    if a.dtype.kind == "O":
+        return "exact values (integers beyond 2^53 or decimals) that float64 rounds"
     if a.dtype.kind in "iu":
         big = a[(a > EXACT_INTEGER_LIMIT) | (a < -EXACT_INTEGER_LIMIT)] if a.dtype.itemsize > 4 else a[:0]
         if any(int(float(x)) != x for x in big.tolist()):
@@ -214,9 +229,12 @@ def float64_rounding(a) -> str:
 
 
 def given_values(a):
-    """The exact rationals an integer or float array encodes, as an object
-    array of python-flint ``fmpq`` (integers through Python ints, long
-    doubles through their own ``as_integer_ratio``: no float64 detour)."""
+    """The exact rationals an array encodes, as an object array of
+    python-flint ``fmpq`` (integers through Python ints, long doubles through
+    their own ``as_integer_ratio``, ``Fraction`` and ``fmpq`` as they are: no
+    float64 detour)."""
+    from fractions import Fraction
+
     from flint import fmpq
 
     a = np.asarray(a)
@@ -224,34 +242,37 @@ def given_values(a):
     flat = out.reshape(-1)
     if a.dtype.kind in "biu":
         flat[:] = [fmpq(int(x)) for x in a.reshape(-1).tolist()]
+    elif a.dtype.kind == "O":
+        flat[:] = [x if isinstance(x, fmpq) else fmpq(int(x)) if isinstance(x, int) else
+                   fmpq(Fraction(x).numerator, Fraction(x).denominator) for x in a.reshape(-1)]
     else:
         flat[:] = [fmpq(*x.as_integer_ratio()) for x in a.reshape(-1)]
     return out
 
 
-def array_precision(a) -> ArrayPrecision:
-    """The precision of one input array from its dtype and its given
-    entries (never from a float64 rounding of them).
-
-    Complex, object and string arrays are not numbers the verifier reads:
-    they raise :class:`InvalidInstance` (never a silent cast)."""
-    a = np.asarray(a)
+def array_precision(a, *, exact: bool = False) -> ArrayPrecision:
+    """The rule of one input array from its TYPE alone (never its values):
+    integers, booleans and object arrays of exact rationals (JSON decimals)
+    are exact; a float dtype stands for its rounding intervals unless
+    ``exact`` (``--exact-input``).  Complex and string arrays raise
+    :class:`InvalidInstance` (never a silent cast)."""
+    a = a if isinstance(a, np.ndarray) else np.asarray(a)
     kind, name = a.dtype.kind, a.dtype.name
     if kind == "c":
         raise InvalidInstance(f"complex array ({name}): the statements are about real data")
     if kind == "O":
-        raise InvalidInstance("object array: expected a numeric (integer or float) array")
+        return ArrayPrecision("rational", "exact", "exact values given (integers or decimals)")
     if kind not in "biuf":
         raise InvalidInstance(f"array of dtype {name} is not numeric")
     if kind in "biu":
-        return ArrayPrecision(name, 0.0, "integer dtype: read exactly (Python integers, any width)")
-    if exact_dyadic(a):
-        return ArrayPrecision(name, 0.0, f"exact dyadic (every entry k / 2^{GRID_BITS} with at least "
-                                         f"{SPARE_BITS} spare mantissa bits)")
-    p = _mantissa_bits(a.dtype)
-    return ArrayPrecision(name, 2.0 ** -p, f"{name} values: relative 2^-{p}")
+        return ArrayPrecision(name, "exact", "integer dtype: each value stands for itself (any width)")
+    if exact:
+        return ArrayPrecision(name, "exact", "--exact-input: each float stands for the rational it encodes")
+    p, emin = float_format(a.dtype)
+    return ArrayPrecision(name, "float", f"{name}: each value stands for the reals that round to it", p, emin)
 
 
-def input_precision(arrays: dict, *, source: str = "file") -> InputPrecision:
+def input_precision(arrays: dict, *, source: str = "file", exact: bool = False) -> InputPrecision:
     """The dtype reading of named arrays (None entries are skipped)."""
-    return InputPrecision("dtype", source, {k: array_precision(v) for k, v in arrays.items() if v is not None})
+    return InputPrecision("dtype", source, {k: array_precision(v, exact=exact) for k, v in arrays.items()
+                                             if v is not None})

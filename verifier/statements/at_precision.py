@@ -1,56 +1,60 @@
-"""A rank-type property at the data's precision: the exact verdict, the
-certified robustness, and what they mean together under the instance's
-reading (:mod:`verifier.data.precision`).
+"""A rank-type property at the data's precision: the verdict on the values
+stored, the certificates over the box of every value they stand for, and
+what they mean together under the instance's reading
+(:mod:`verifier.data.precision`).
 
-Under the exact reading (generated instances, ``--exact-input``) the exact
-verdict decides and the robustness is reported beside it.  Under the dtype
-reading (a user's file) a property that holds exactly must also hold with
-a margin above the data's precision:
+Under the exact reading (generated instances, ``--exact-input``, integer
+data) the verdict on the stored values decides.  Under the dtype reading
+(a user's floats) the property is about EVERY point of the box:
 
-=====================  =========================  ==========================
-exact reading           robustness vs tolerance    at the data's precision
-=====================  =========================  ==========================
-fails (a witness)       -                          FALSE (fails exactly)
-holds or undecided      upper <= tolerance         FALSE: "fails at the data's precision"
-holds                   lower > tolerance          TRUE (every matrix of the property screened)
-holds                   between                    UNDECIDED
-undecided (sampled)     lower > tolerance          UNDECIDED (still sampled)
-=====================  =========================  ==========================
+=====================  ===================================  ====================================
+stored values          over the box (:mod:`verifier.arith.box_subsets`)  at the data's precision
+=====================  ===================================  ====================================
+fail (a witness)       -                                    FALSE (the stored point is in the box)
+hold or undecided      a certified singular point           FALSE: "fails at the data's precision"
+any                    every point certified                TRUE: "holds at the data's precision"
+hold or undecided      neither                              UNDECIDED
+=====================  ===================================  ====================================
 
-A statement that needs such a property as a hypothesis turns a FALSE "at
-the data's precision" into the hypothesis status ``fails-at-precision``
-(:func:`verifier.statements.evidence.hypothesis_from_evidence`), and then
-says hypotheses-unmet whatever its conclusion on the stored floats.
+No tolerance enters: "holds" is a certificate for every point, "fails" an
+explicit point, checked in exact rationals.  A statement that needs the
+property as a hypothesis turns FALSE at the data's precision into the
+hypothesis status ``fails-at-precision``
+(:func:`verifier.statements.evidence.hypothesis_from_evidence`): the verdict
+is then hypotheses-unmet; UNDECIDED makes it inconclusive.
 
 >>> from verifier.arith.compare import Decision
->>> from verifier.arith.robustness import Robustness
+>>> from verifier.arith.box_subsets import BoxIndependence
 >>> from verifier.data.precision import input_precision
 >>> import numpy as np
->>> rob = Robustness("queries [0, 4, 5]", (0, 4, 5), 0.0, 4e-17, 3e-17, 1.1e-15, 20, 20, Decision.FALSE)
->>> p = input_precision({"queries": np.random.default_rng(0).standard_normal((6, 5))})
->>> out = at_data_precision(Decision.TRUE, rob, p, "queries")
+>>> box = BoxIndependence(Decision.UNDECIDED, "sample", 50, None, 50, 0.3, 0)
+>>> p = input_precision({"queries": np.zeros((6, 5))})
+>>> out = at_data_precision(Decision.TRUE, box, p, "queries")
 >>> out.decision.value, out.status
-('false', "fails at the data's precision")
+('undecided', "undecided at the data's precision")
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from verifier.arith.box_subsets import BoxIndependence
 from verifier.arith.compare import Decision
-from verifier.arith.robustness import Robustness
 from verifier.data.precision import InputPrecision
 
 FAILS = "fails at the data's precision"
 HOLDS = "holds at the data's precision"
 UNDECIDED = "undecided at the data's precision"
-EXACT_ONLY = "exact reading (precision not consulted)"
+EXACT_ONLY = "exact reading (the values given stand for themselves)"
 MEASURED_KEY = "at the data's precision"
+REMEDY = ("--exact-input if the stored values are exact; otherwise data of a wider float type (narrower "
+          "intervals) would decide it")
 
 
 @dataclass(frozen=True)
 class PrecisionOutcome:
     """The decision under the reading, its status phrase, a reason (empty
-    when the exact verdict's own reason stands) and the measured entries."""
+    when the stored-values verdict's own reason stands) and the measured
+    entries."""
 
     decision: Decision
     status: str
@@ -62,48 +66,44 @@ def _exact_text(d: Decision) -> str:
     return {"true": "holds", "false": "fails", "undecided": "is undecided"}[d.value]
 
 
-def at_data_precision(exact: Decision, rob: Robustness | None, precision: InputPrecision,
-                      *arrays: str) -> PrecisionOutcome:
-    """Combine the exact decision with the robustness of the worst matrix
-    examined under ``precision``'s reading (``arrays``: the input arrays the
-    property is built from, e.g. "queries")."""
+def at_data_precision(exact: Decision, box: BoxIndependence | None, precision: InputPrecision,
+                      *arrays: str, what: str = "the property") -> PrecisionOutcome:
+    """Combine the verdict on the stored values with the certificates over
+    the box (``box``: None when not computed, e.g. exact arrays) under
+    ``precision``'s reading (``arrays``: the input arrays the property is
+    built from, e.g. "queries")."""
     reading = precision.describe(*arrays)
-    measured = {"reading": reading, "exact reading": _exact_text(exact)}
-    if rob is not None:
-        measured["robustness"] = rob.to_dict()
-    exact_only = precision.exact_for(*arrays)
+    measured = {"reading": reading, "on the stored values": _exact_text(exact)}
+    if box is not None:
+        measured["over the data's intervals"] = box.to_dict()
     if exact is Decision.FALSE:
-        measured[MEASURED_KEY] = "fails (exactly)"
-        return PrecisionOutcome(Decision.FALSE, "fails exactly", "", measured)
-    if exact_only or rob is None:
+        measured[MEASURED_KEY] = "fails (at the stored values)"
+        return PrecisionOutcome(Decision.FALSE, "fails at the stored values", "", measured)
+    if precision.exact_for(*arrays) or box is None:
         measured[MEASURED_KEY] = EXACT_ONLY
         return PrecisionOutcome(exact, EXACT_ONLY, "", measured)
-    margin = (f"{rob.what}: relative sigma_min in [{rob.lower:.3g}, {rob.upper:.3g}] (certified), "
-              f"tolerance {rob.tolerance:.3g}")
-    if rob.decision is Decision.FALSE:
-        measured[MEASURED_KEY] = "fails"
-        reason = (f"{FAILS}: {margin} ({reading}); read as exact rationals it {_exact_text(exact)}"
-                  " (--exact-input reads them so)")
-        return PrecisionOutcome(Decision.FALSE, FAILS, reason, measured)
-    if rob.decision is Decision.TRUE and exact is Decision.TRUE and rob.covers_population:
+    if box.decision is Decision.TRUE:
         measured[MEASURED_KEY] = "holds"
-        return PrecisionOutcome(Decision.TRUE, HOLDS, "", measured)
-    if rob.decision is Decision.TRUE and exact is Decision.TRUE:  # a sample above the tolerance: not all of them
-        measured[MEASURED_KEY] = "undecided"
-        reason = (f"{UNDECIDED}: {margin} over {rob.screened} of {rob.population or 'the'} matrices screened; "
-                  f"the others are not certified ({reading}); holds exactly as rationals (--exact-input)")
-        return PrecisionOutcome(Decision.UNDECIDED, UNDECIDED, reason, measured)
-    if exact is Decision.TRUE:
-        measured[MEASURED_KEY] = "undecided"
-        why = ("the certified bounds straddle the tolerance" if rob.lower <= rob.tolerance else
-               "the float64 screen that chose it is coarser than the data's precision")
-        reason = f"{UNDECIDED}: {margin}: {why} ({reading}); holds exactly as rationals (--exact-input)"
-        return PrecisionOutcome(Decision.UNDECIDED, UNDECIDED, reason, measured)
-    measured[MEASURED_KEY] = "undecided (exact verdict undecided)"
-    return PrecisionOutcome(Decision.UNDECIDED, UNDECIDED, "", measured)
+        return PrecisionOutcome(Decision.TRUE, HOLDS, f"{HOLDS}: {what} certified at every point of the data's "
+                                f"intervals ({box.how}, {box.certified} matrices; {reading})", measured)
+    if box.decision is Decision.FALSE:
+        measured[MEASURED_KEY] = "fails"
+        reason = (f"{FAILS}: {list(box.witness_index)} are dependent at an explicit point of the data's intervals "
+                  f"(certified in exact rationals, {box.witness.used:.3g} of the half-gaps used; {reading}); on "
+                  f"the stored values it {_exact_text(exact)} (--exact-input reads them as exact)")
+        return PrecisionOutcome(Decision.FALSE, FAILS, reason, measured)
+    measured[MEASURED_KEY] = "undecided"
+    if box.population is None:
+        why = (f"only a sample of the matrices could be examined ({box.screened}, {box.certified} certified at "
+               "every point); exhausting them (raise --exhaustive-limit) or a dependent point would decide it")
+    else:
+        why = (f"{box.uncertified} of {box.screened} matrices neither certified at every point nor dependent at "
+               f"an explicit one")
+    reason = f"{UNDECIDED}: {why} ({reading}); on the stored values it {_exact_text(exact)}; {REMEDY}"
+    return PrecisionOutcome(Decision.UNDECIDED, UNDECIDED, reason, measured)
 
 
 def fails_at_precision(measured) -> bool:
     """Does evidence's ``measured`` say the property fails at the data's
-    precision only (it holds or is undecided exactly)?"""
+    precision only (it holds or is undecided on the stored values)?"""
     return isinstance(measured, dict) and measured.get(MEASURED_KEY) == "fails"

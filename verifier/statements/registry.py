@@ -19,7 +19,7 @@ whose verdict must be one of its ``expect`` verdicts; figure data
 Each paper has its own instance options (:class:`InstanceOptions`: defaults,
 CLI flags, how an instance is drawn, read from a file and varied by the
 report); a paper that declares none uses the first paper's
-(:data:`DEFAULT_OPTIONS`, ``make_instance``, ``load_npz``).  A statement the
+(:data:`DEFAULT_OPTIONS`, ``make_instance``, ``load_data``).  A statement the
 paper states but no finite instance can decide is declared ``not_checkable``
 with the reason: it is listed, never run and never counted as passing.
 Tables of numbers the report shows (e.g. the comparison of two papers) are

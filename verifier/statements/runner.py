@@ -23,8 +23,7 @@ import traceback
 from dataclasses import replace
 
 from verifier.arith.compare import Decision
-from verifier.data.instances import Instance, make_instance
-from verifier.data.npz import load_npz
+from verifier.data.instances import Instance, load_data, make_instance
 from verifier.errors import InsufficientPrecision, InvalidInstance, NotImplementedStatement
 from verifier.statements.evidence import (
     Evidence,
@@ -53,7 +52,7 @@ def build_instance(sid: str, *, data=None, exact_input: bool = False, **options)
             return own.load(data, **opts)
         return own.make(**opts)
     if data is not None:
-        return load_npz(data, exact_input=exact_input, H=opts["H"], d_h=opts["d_h"], d_v=opts["d_v"],
+        return load_data(data, exact_input=exact_input, H=opts["H"], d_h=opts["d_h"], d_v=opts["d_v"],
                         d_out=opts["d_out"], seed=opts["seed"])  # d_out: only when the file has no labels
     return make_instance(H=opts["H"], n=opts["n"], d=opts["d"], d_h=opts["d_h"], d_v=opts["d_v"],
                          d_out=opts["d_out"], T=opts["T"], context=opts["context"],

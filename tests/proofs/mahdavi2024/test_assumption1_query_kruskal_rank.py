@@ -149,32 +149,32 @@ def test_float_computed_dependence_fails_at_the_data_precision(tmp_path):
     """q5 = 2 q1 - 3 q6 in float64: independent as exact rationals, dependent
     at the data's precision; --exact-input keeps the exact reading."""
     from proofs.mahdavi2024.theorem1_memorization import check_theorem1
-    from verifier.data.npz import load_npz
+    from verifier.data.instances import load_data
 
     rng = np.random.default_rng(0)
     E, e = rng.standard_normal((6, 3, 5)), rng.standard_normal((6, 5))
     e[4] = 2 * e[0] - 3 * e[5]
     path = _file(tmp_path, E, e)
-    ev = check_assumption1(load_npz(path))
+    ev = check_assumption1(load_data(path))
     assert ev.verdict == "refuted" and ev.reason.startswith("fails at the data's precision: queries [0, 4, 5]")
     assert ev.measured["exact reading"] == "holds"
     assert ev.measured["robustness"]["relative_sigma_min_upper"] <= ev.measured["robustness"]["tolerance"]
-    exact = check_assumption1(load_npz(path, exact_input=True))
+    exact = check_assumption1(load_data(path, exact_input=True))
     assert exact.verdict == "verified" and exact.measured["robustness"]["tolerance"] == 0.0
-    thm = check_theorem1(load_npz(path, H=3))
+    thm = check_theorem1(load_data(path, H=3))
     assert thm.verdict == "hypotheses-unmet"
     (a1,) = [h for h in thm.hypotheses if h.name == "Assumption 1"]
     assert a1.status == "fails-at-precision" and "queries [0, 4, 5]" in thm.reason
-    assert check_theorem1(load_npz(path, exact_input=True, H=3)).verdict == "verified"
+    assert check_theorem1(load_data(path, exact_input=True, H=3)).verdict == "verified"
 
 
 def test_robust_user_data_holds_at_the_data_precision(tmp_path):
-    from verifier.data.npz import load_npz
+    from verifier.data.instances import load_data
 
     rng = np.random.default_rng(1)
     path = _file(tmp_path, rng.standard_normal((6, 3, 5)).astype(np.float32),
                  rng.standard_normal((6, 5)).astype(np.float32))
-    ev = check_assumption1(load_npz(path))
+    ev = check_assumption1(load_data(path))
     assert ev.verdict == "verified" and ev.measured["at the data's precision"] == "holds"
     assert ev.measured["robustness"]["tolerance"] == 5 * np.finfo(np.float32).eps
     assert ev.measured["robustness"]["relative_sigma_min_lower"] > 1e-3

@@ -97,19 +97,19 @@ def test_negative_controls_are_rejected():
 def test_float32_computed_token_fails_at_the_data_precision(tmp_path):
     """token 3 = token 1 + token 2 computed in float32: rank 3 exactly, rank 2
     at float32 precision; integer data stay exact."""
-    from verifier.data.npz import load_npz
+    from verifier.data.instances import load_data
 
     rng = np.random.default_rng(2)
     E = rng.standard_normal((3, 3, 6)).astype(np.float32)
     E[1, 2] = E[1, 0] + E[1, 1]
     path = tmp_path / "f32.npz"
     np.savez(path, contexts=E, queries=rng.standard_normal((3, 6)).astype(np.float32))
-    ev = check_assumption2(load_npz(path))
+    ev = check_assumption2(load_data(path))
     assert ev.verdict == "refuted" and "context 1" in ev.reason and ev.measured["exact reading"] == "holds"
-    assert check_assumption2(load_npz(path, exact_input=True)).verdict == "verified"
+    assert check_assumption2(load_data(path, exact_input=True)).verdict == "verified"
     ints = tmp_path / "int.npz"
     np.savez(ints, contexts=rng.integers(-5, 6, (3, 3, 6)), queries=rng.integers(-5, 6, (3, 6)))
-    ev = check_assumption2(load_npz(ints))
+    ev = check_assumption2(load_data(ints))
     assert ev.measured["at the data's precision"] == "exact reading (precision not consulted)"
 
 
@@ -119,19 +119,19 @@ def test_above_the_arb_budget_the_float_bounds_decide_at_the_data_precision(tmp_
     matrix certified in Arb, upper 1), and a float-computed dependence is never passed: without
     Arb's upper bound it is left inconclusive."""
     import verifier.arith.robustness as R
-    from verifier.data.npz import load_npz
+    from verifier.data.instances import load_data
 
     monkeypatch.setattr(R, "ARB_BUDGET", 0.0)
     rng = np.random.default_rng(3)
     E = rng.standard_normal((3, 3, 6))
     good = tmp_path / "good.npz"
     np.savez(good, contexts=E, queries=rng.standard_normal((3, 6)))
-    ev = check_assumption2(load_npz(good))
+    ev = check_assumption2(load_data(good))
     rob = next(c for c in ev.certificates if c["kind"].startswith("robustness"))
     assert ev.verdict == "verified" and rob["certified_in_arb"] == 0 and rob["relative_sigma_min_upper"] == 1.0
     assert rob["relative_sigma_min_lower"] > rob["tolerance"] > 0
     E[1, 2] = E[1, 0] + E[1, 1]  # dependent up to float64 rounding: the float bound cannot rule it out
     bad = tmp_path / "bad.npz"
     np.savez(bad, contexts=E, queries=rng.standard_normal((3, 6)))
-    ev = check_assumption2(load_npz(bad))  # refuted within the budget (Arb's upper bound <= tolerance)
+    ev = check_assumption2(load_data(bad))  # refuted within the budget (Arb's upper bound <= tolerance)
     assert ev.verdict == "inconclusive" and "relative sigma_min in [0, 1]" in ev.reason

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from verifier.cli import main
 from verifier.data.instances import from_arrays
-from verifier.data.npz import load_npz
+from verifier.data.instances import load_data
 from verifier.errors import InvalidInstance
 
 B = 2**53
@@ -127,7 +127,7 @@ def test_the_reading_is_labelled_from_the_given_values(tmp_path, dtype):
     big = np.array([[B + 1, 1, 0], [1, 2, 0], [0, 0, 1]], dtype=dtype) if dtype != np.longdouble else \
         np.array([[L(1) + TINY, 1, 0], [1, 2, 0], [0, 0, 1]], dtype=dtype)
     np.savez(tmp_path / "f.npz", contexts=contexts_for(3, 3, dtype), queries=big)
-    inst = load_npz(tmp_path / "f.npz")
+    inst = load_data(tmp_path / "f.npz")
     arr = inst.precision.arrays["queries"]
     if dtype == np.longdouble:
         assert arr.unit_roundoff == 2.0 ** -(np.finfo(np.longdouble).nmant + 1) == 2.0**-64

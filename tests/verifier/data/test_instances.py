@@ -16,7 +16,7 @@ from verifier.data.instances import (
     sinusoidal_encoding,
     validate_arrays,
 )
-from verifier.data.npz import load_npz
+from verifier.data.instances import load_data
 from verifier.data.strategies import attention_instances, seeds
 from verifier.errors import InvalidInstance
 
@@ -191,10 +191,10 @@ def test_from_arrays_draws_missing_labels_deterministically():
 # ------------------------------------------------------------------ .npz files
 
 @given(attention_instances(T=st.integers(1, 5)))
-def test_load_npz_round_trip(tmp_path_factory, inst):
+def test_load_data_round_trip(tmp_path_factory, inst):
     path = tmp_path_factory.mktemp("npz") / "data.npz"
     np.savez(path, contexts=inst.contexts, queries=inst.queries, labels=inst.labels)
-    back = load_npz(path, H=inst.H, d_h=inst.d_h, d_v=inst.d_v)
+    back = load_data(path, H=inst.H, d_h=inst.d_h, d_v=inst.d_v)
     assert back.fingerprint() == inst.fingerprint()
     for name in ("contexts", "queries", "labels"):
         assert np.array_equal(getattr(back, name), getattr(inst, name))
@@ -209,21 +209,21 @@ def test_n_ge_d_is_not_bad_input():
     assert make_instance(n=4, d=4).n == 4
 
 
-def test_load_npz_errors(tmp_path):
+def test_load_data_errors(tmp_path):
     with pytest.raises(InvalidInstance, match="no such file"):
-        load_npz(tmp_path / "absent.npz")
+        load_data(tmp_path / "absent.npz")
     junk = tmp_path / "junk.npz"
     junk.write_bytes(b"not a zip file")
     with pytest.raises(InvalidInstance, match="not an .npz archive"):
-        load_npz(junk)
+        load_data(junk)
     only_q = tmp_path / "only_q.npz"
     np.savez(only_q, queries=GOOD_e)
     with pytest.raises(InvalidInstance, match=r"missing array 'contexts' \(has: queries\)"):
-        load_npz(only_q)
+        load_data(only_q)
     nan = tmp_path / "nan.npz"
     np.savez(nan, contexts=_with(GOOD_E, (1, 1, 1), np.nan), queries=GOOD_e)
     with pytest.raises(InvalidInstance, match="NaN"):
-        load_npz(nan)
+        load_data(nan)
 
 
 def test_shared_context_instance_holds_one_context():

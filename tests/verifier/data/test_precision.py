@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from verifier.data.instances import from_arrays, make_instance
-from verifier.data.npz import load_npz
+from verifier.data.instances import load_data
 from verifier.data.precision import EXACT_GENERATED, array_precision, exact_dyadic, input_precision
 from verifier.errors import InvalidInstance
 
@@ -62,7 +62,7 @@ def test_generated_and_python_arrays_are_exact_files_are_not(tmp_path):
     assert from_arrays(E, e).precision.reading == "exact"
     path = tmp_path / "d.npz"
     np.savez(path, contexts=E, queries=e.astype(np.float32))
-    p = load_npz(path).precision
+    p = load_data(path).precision
     assert p.reading == "dtype" and p.arrays["queries"].unit_roundoff == 2.0**-24
-    assert load_npz(path, exact_input=True).precision.source == "--exact-input"
-    assert load_npz(path).subset([0, 1]).precision == p  # carried by the instance
+    assert load_data(path, exact_input=True).precision.source == "--exact-input"
+    assert load_data(path).subset([0, 1]).precision == p  # carried by the instance
