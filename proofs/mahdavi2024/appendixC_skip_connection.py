@@ -41,7 +41,7 @@ from verifier.statements.registry import negative_control, statement
 from .theorem1_memorization import memorize
 
 
-@statement("appendixC",
+@statement("appendixC", conclusion_over="box",
            requires=("n < d", "d_v >= d_out", "d_out <= d", "T <= H(r-1)+1", "Assumption 1", "Assumption 2"),
            writes_weights=True,
            margin="1e-20 max|y| - max |yhat - y| with the skip connection (exact readout, ball)",

@@ -61,7 +61,6 @@ from __future__ import annotations
 
 import math
 
-from verifier.arith.box_subsets import subsets_over_box
 from verifier.arith.compare import Decision
 from verifier.arith.kruskal import KruskalRank, kruskal_rank_at_least
 from verifier.data.instances import make_instance
@@ -75,25 +74,11 @@ from .definition1_kruskal_rank import (
     METHOD,
     SAMPLES,
     exhaustion_certificate,
+    kruskal_box,
     kruskal_steps,
     sample_size,
     witness_certificate,
 )
-
-
-def kruskal_box(instance, mid, rad, k: int, res: KruskalRank, *, arrays: tuple[str, ...], exact, gaps,
-                exhaustive_limit: int, samples: int, seed: int):
-    """Every k-subset of the rows of the box ``mid +/- rad`` independent at
-    every point (:func:`verifier.arith.box_subsets.subsets_over_box`), or
-    None when the stored values already fail, k exceeds min(m, d), or the
-    ``arrays`` the rows are built from are exact under the reading (the
-    stored values then decide).  ``exact(idx)``, ``gaps(idx)``: the stored
-    values and exact half-gaps of rows ``idx``."""
-    m, d = mid.shape
-    if res.at_least(k) is Decision.FALSE or not 1 <= k <= min(m, d) or instance.precision.exact_for(*arrays):
-        return None
-    return subsets_over_box(mid, rad, k, exact=exact, gaps=gaps, exhaustive_limit=exhaustive_limit,
-                            samples=samples, seed=seed)
 
 
 def query_box(instance, k: int, res: KruskalRank, *, exhaustive_limit: int, samples: int, seed: int):
@@ -118,7 +103,8 @@ def kruskal_at_least_evidence(statement_id: str, V, k: int, res: KruskalRank, *,
     paper's 5000)."""
     m = V.shape[0]
     exact = res.at_least(k)
-    outcome = at_data_precision(exact, box, instance.precision, *arrays, what=f"Kruskal rank of the {what} >= {k}")
+    outcome = at_data_precision(exact, box, instance.precision, *arrays, what=f"Kruskal rank of the {what} >= {k}",
+                                item=f"the {what}")
     decision = outcome.decision
     certs = list(extra_certificates)
     if exact is Decision.TRUE:
@@ -150,7 +136,7 @@ def kruskal_at_least_evidence(statement_id: str, V, k: int, res: KruskalRank, *,
     )
 
 
-@statement("assumption1", reads_given=True)
+@statement("assumption1", reads_given=True, conclusion_over="box")
 def check_assumption1(instance, *, prec: int = 128, seed: int = 0,
                       exhaustive_limit: int = EXHAUSTIVE_LIMIT, samples: int | None = None,
                       **options) -> Evidence:

@@ -22,20 +22,20 @@ A rank-deficient context yields an exact null combination c != 0 with
 c^T E^(t) = sum_i c_i (token i) = 0 (:func:`verifier.arith.exact.exact_nullspace`),
 re-checked here.
 
-Robustness (:func:`verifier.arith.robustness.stack_robustness`): certified
-bounds on the smallest relative singular value over every distinct context
-(tokens scaled to unit length): each context is ruled out by a rigorous
-float64 bound or certified in balls, never represented by another (on balls
-around the given values where float64 rounds them).
+At the data's precision (a user's floats): every distinct context is
+certified of full row rank at EVERY point of its intervals
+(:func:`verifier.arith.box_subsets.stack_over_box`), or an explicit point of
+some context's intervals with dependent tokens is exhibited (exact
+rationals).
 
 Checks
 ------
 1. Every context certified rank n: verified.
 2. Some context with an exact null combination of its tokens (or n > d):
    refuted, with the example index and the null vector.
-3. User data read at its dtype's precision: the worst context's certified
-   relative sigma_min at or below the tolerance: refuted, "fails at the
-   data's precision".
+3. User data read at its dtype's precision: verified only when every point
+   of every context's intervals is certified; refuted ("fails at the data's
+   precision") at an explicit dependent point; otherwise inconclusive.
 4. A large context the balls cannot decide and too large for exact rank:
    inconclusive (raise ``--prec`` or ``fallback_entries``).
 
@@ -43,7 +43,7 @@ Not established
 ---------------
 Under the exact reading (generated instances, ``--exact-input``) tokens
 dependent only up to float rounding are, as the exact rationals given,
-independent; the robustness says how nearly.
+independent.
 
 References
 ----------
@@ -57,13 +57,11 @@ make it hold), Sec. 5.1 (tested on ViT).
 from __future__ import annotations
 
 import numpy as np
-from flint import arb, arb_mat
 
-from verifier.arith.compare import Decision, workprec
+from verifier.arith.box_subsets import stack_over_box
+from verifier.arith.compare import Decision
 from verifier.arith.exact import exact_matvec_is_zero, exact_nullspace, exact_rank
 from verifier.arith.rank import certify_rank_lower_bound
-from verifier.arith.robustness import stack_robustness
-from verifier.arith.robustness_screen import float_ball_of_rationals
 from verifier.data.duplicates import first_equal, groups_of
 from verifier.data.instances import from_arrays, make_instance
 from verifier.statements.at_precision import at_data_precision
@@ -108,14 +106,7 @@ def context_rank_certificate(E: np.ndarray, t: int, *, prec: int, exact_entries:
                             "claim": f"sum_i c_i E^({t})_i = 0 exactly (re-checked): rank E^({t}) = {rank} < {n}"}
 
 
-def given_ball(exact: np.ndarray, *, prec: int):
-    """The ``arb_mat`` of the exact rationals ``exact`` (a context whose
-    float64 copy rounds them), each rounded at ``prec`` bits."""
-    with workprec(prec):
-        return arb_mat([[arb(x) for x in row] for row in exact])
-
-
-@statement("assumption2", reads_given=True)
+@statement("assumption2", reads_given=True, conclusion_over="box")
 def check_assumption2(instance, *, prec: int = 128, seed: int = 0, exact_entries: int = EXACT_ENTRIES,
                       fallback_entries: int = FALLBACK_ENTRIES, **options) -> Evidence:
     """rank E^(t) = n for every example t (exact or ball-certified)."""
@@ -155,18 +146,15 @@ def check_assumption2(instance, *, prec: int = 128, seed: int = 0, exact_entries
     else:
         reason = (f"{len(undecided)} contexts could not be certified rank {n} in balls and are too large "
                   f"for exact rank (n d > {fallback_entries}): raise --prec or fallback_entries")
-    rob = None
-    if decision is not Decision.FALSE:
+    box = None
+    if decision is not Decision.FALSE and not instance.precision.exact_for("contexts") and n <= d:
         firsts = list(groups)
-        stack, rad, ball = np.asarray(instance.contexts)[firsts], None, None
-        if E.dtype == object:  # screen the given values' float ball, certify their balls
-            stack, rad = float_ball_of_rationals(E[firsts])
-            ball = lambda j: given_ball(E[firsts[j]], prec=prec)  # noqa: E731
-        rob = stack_robustness(stack, tolerance=instance.precision.tolerance((n, d), "contexts"),
-                               prec=prec, labels=firsts, what="context", rad=rad, matrix_ball=ball)
-        certs.append({"kind": "robustness: certified relative sigma_min of the worst context",
-                      **rob.to_dict()})
-    outcome = at_data_precision(decision, rob, instance.precision, "contexts")
+        mids, rads = instance.ball("contexts", firsts)
+        box = stack_over_box(mids, rads, exact=lambda j: E[firsts[j]],
+                             gaps=lambda j: instance.half_gaps("contexts", firsts[j]), labels=firsts)
+        certs.append(box.to_dict())
+    outcome = at_data_precision(decision, box, instance.precision, "contexts", what=f"rank E^(t) = {n} for every t",
+                               item="the tokens of context")
     decision, reason = outcome.decision, outcome.reason or reason
     measured = {"examples": T, "distinct_contexts": len(groups), "rank_deficient": deficient[:10],
                 "undecided": undecided[:10], **outcome.measured}

@@ -54,7 +54,6 @@ from __future__ import annotations
 import itertools
 import math
 import time
-
 from fractions import Fraction
 
 import numpy as np
@@ -196,7 +195,7 @@ def exact_kruskal_rank_at_least(U: np.ndarray, k: int, *, exhaustive_limit: int,
     return result(1, cap, exhausted=False, sampled=checked, ok=checked, size=k)
 
 
-@statement("assumption3", reads_given=True)
+@statement("assumption3", reads_given=True, conclusion_over="box")
 def check_assumption3(instance, *, prec: int = 128, seed: int = 0,
                       exhaustive_limit: int = EXHAUSTIVE_LIMIT, samples: int = SAMPLES,
                       **options) -> Evidence:

@@ -64,16 +64,17 @@ from flint import arb, arb_mat, fmpq_mat
 
 from verifier.arith.balls import to_arb_mat
 from verifier.arith.compare import Decision, certainly_less, upper, with_precision_ladder, workprec
-from verifier.arith.exact import exact_nullspace, exact_rank, to_fmpq_mat, to_fmpq_vector
+from verifier.arith.exact import to_fmpq_mat, to_fmpq_vector
 from verifier.data.instances import make_instance, rng_for
 from verifier.errors import ConstructionFailed, InsufficientPrecision
 from verifier.model import mha as model
 from verifier.model.factorisation import factor_attention
 from verifier.model.mha_balls import scores_ball
-from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.evidence import Evidence, Step, conclude
 from verifier.statements.registry import negative_control, statement
 
 from .assumption1_query_kruskal_rank import n_less_than_d
+from .data_hypotheses import contexts_full_row_rank, queries_independent
 
 TOLERANCE = 1e-10  # |softmax - target| allowed to the float64 construction
 EXACT_LIMIT = 60000  # k n d above this: skip the exact rational construction (~1 s at 30 x 45)
@@ -197,29 +198,6 @@ def exact_claim1_identities(contexts, queries, logits, B: fmpq_mat, P: fmpq_mat)
             "max denominator bits": max(x.q.bit_length() for x in B.entries() + P.entries())}
 
 
-def queries_independent(queries, what: str = "queries") -> Hypothesis:
-    """Exact: the rows of ``queries`` are linearly independent (else a null combination)."""
-    Q = np.asarray(queries, dtype=np.float64)
-    k = Q.shape[0]
-    if exact_rank(Q) == k:
-        return Hypothesis(f"{what} linearly independent (Assumption 1)", "certified", f"exact rank {k} over Q")
-    c = exact_nullspace(Q.T)[0]
-    return Hypothesis(f"{what} linearly independent (Assumption 1)", "refuted",
-                      f"exact null combination sum_t c_t e^(t) = 0 with c = {[str(x) for x in c]}")
-
-
-def contexts_full_row_rank(contexts, rows) -> Hypothesis:
-    """Exact: rank E^(t) = n for every t in ``rows`` (Assumption 2)."""
-    n = contexts.shape[1]
-    bad = [int(t) for t in rows if exact_rank(np.asarray(contexts[t])) < n]
-    if not bad:
-        return Hypothesis("contexts of rank n (Assumption 2)", "certified",
-                          f"exact rank n = {n} for {len(list(rows))} contexts")
-    c = exact_nullspace(np.asarray(contexts[bad[0]]).T)[0]
-    return Hypothesis("contexts of rank n (Assumption 2)", "refuted",
-                      f"rank-deficient contexts {bad[:5]}; E^({bad[0]})^T c = 0 with c = {[str(x) for x in c]}")
-
-
 def ball_fit_error(contexts, queries, targets, *, W=None, W_K=None, W_Q=None) -> arb:
     """max_{t,i} |softmax(E^(t) W e^(t))_i - s_i^(t)| as an arb ball (W, or W = W_K W_Q^T)."""
     if W is not None:
@@ -295,8 +273,8 @@ def check_claim1(instance, *, prec: int = 128, seed: int = 0, tol: float = TOLER
     Ek, ek = model.select(E, rows), e[rows]
     rng = rng_for(seed, "claim1")
     targets = interior_targets(rng, k, n)
-    hyps = [n_less_than_d(instance), queries_independent(ek, f"queries e^(1..{k})"),
-            contexts_full_row_rank(E, rows)]
+    hyps = [n_less_than_d(instance), queries_independent(instance, rows, f"queries e^(1..{k})"),
+            contexts_full_row_rank(instance, rows)]
     trail = [Step(f"targets: {k} random interior points of the simplex (seed {seed})", uses="Claim 1"),
              Step("hypotheses checked exactly over Q", uses="Assumptions 1-2",
                   data={h.name: h.status for h in hyps})]

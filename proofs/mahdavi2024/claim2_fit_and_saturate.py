@@ -63,7 +63,6 @@ from flint import arb, arb_mat, fmpq, fmpq_mat
 from verifier.arith.balls import to_arb_mat
 from verifier.arith.compare import Decision, certainly_less_equal, certainly_positive, upper, workprec
 from verifier.arith.exact import to_fmpq_vector
-from verifier.arith.kruskal import kruskal_rank_at_least
 from verifier.arith.structure import ball_contains_rational
 from verifier.data.instances import make_instance, rng_for
 from verifier.errors import ConstructionFailed, InsufficientPrecision, InvalidInstance
@@ -80,11 +79,10 @@ from .claim1_fit_one_head import (
     build_claim1_attention_exact,
     build_claim1_factors,
     claim1_weights_ball,
-    contexts_full_row_rank,
     exact_fit_decision,
     interior_targets,
-    queries_independent,
 )
+from .data_hypotheses import contexts_full_row_rank, queries_independent, queries_kruskal_at_least
 from .lemma3_rank_one_saturation import (
     build_saturation_vectors,
     exact_orthogonal_part,
@@ -186,13 +184,11 @@ def ball_claim2_errors(contexts, queries, J, targets, saturated, istar, *, W=Non
     return diffs, sat
 
 
-def _kruskal_hypothesis(queries, k: int, saturated: bool, limit: int, seed: int) -> Hypothesis:
+def _kruskal_hypothesis(instance, k: int, saturated: bool, limit: int, seed: int) -> Hypothesis:
     if not saturated:
-        return queries_independent(queries[:k], f"queries of J (|J| = {k})")
-    kr = kruskal_rank_at_least(queries, k + 1, exhaustive_limit=limit, seed=seed)
-    status = {Decision.TRUE: "certified", Decision.FALSE: "refuted", Decision.UNDECIDED: "evidence"}[kr.at_least(k + 1)]
-    return Hypothesis(f"Kruskal rank of the queries >= |J| + 1 = {k + 1} (Lemma 3; Assumption 1)", status,
-                      f"kr in [{kr.lower}, {kr.upper}]" + (f", witness {list(kr.witness)}" if kr.witness else ""))
+        return queries_independent(instance, range(k), f"queries of J (|J| = {k})")
+    return queries_kruskal_at_least(instance, k + 1, f"Kruskal rank of the queries >= |J| + 1 = {k + 1} (Lemma 3; "
+                                    "Assumption 1)", exhaustive_limit=limit, seed=seed)
 
 
 def exact_claim2_weights(E, e, J, targets, cons: Claim2Construction, *, prec: int,
@@ -257,8 +253,8 @@ def check_claim2(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3,
     J, saturated = list(range(k)), list(range(k, T))
     rng = rng_for(seed, "claim2")
     targets = interior_targets(rng, k, n)
-    hyps = [n_less_than_d(instance), contexts_full_row_rank(E, range(T)),
-            _kruskal_hypothesis(e, k, bool(saturated), exhaustive_limit, seed)]
+    hyps = [n_less_than_d(instance), contexts_full_row_rank(instance, range(T)),
+            _kruskal_hypothesis(instance, k, bool(saturated), exhaustive_limit, seed)]
     trail = [Step(f"J = first {k} examples (r - 1), {len(saturated)} saturated; targets from seed {seed}",
                   uses="Claim 2"), Step("hypotheses", uses="Assumptions 1-2, Lemma 3",
                                         data={h.name: h.status for h in hyps})]

@@ -30,9 +30,13 @@ Checks
 Not established
 ---------------
 When C(m, k) exceeds ``exhaustive_limit`` only bounds are certified; the
-paper's random-subset test is reported as evidence, never as (a).  Vectors
-dependent only up to float rounding are, as exact rationals, independent:
-the check is about the numbers given, not about a set they approximate.
+paper's random-subset test is reported as evidence, never as (a).  For a
+user's floats (each standing for the reals that round to it) the Kruskal
+rank is a property of every point of the data's intervals: kr = min(m, d) is
+certified there by :func:`vector_box` (every subset independent at every
+point), and refuted at an explicit dependent point; a smaller value cannot
+hold at every point (nearby points are in general position), so it is
+undecided unless ``--exact-input`` says the values are exact.
 
 References
 ----------
@@ -51,12 +55,14 @@ import math
 
 import numpy as np
 
+from verifier.arith.box_subsets import subsets_over_box
 from verifier.arith.compare import Decision
 from verifier.arith.exact import exact_matvec_is_zero
 from verifier.arith.kruskal import KruskalRank, kruskal_rank
-from verifier.data.instances import rng_for
+from verifier.data.instances import half_gaps_of, rng_for
 from verifier.data.precision import float64_rounding, given_values
 from verifier.errors import InvalidInstance
+from verifier.statements.at_precision import UNDECIDED, at_data_precision
 from verifier.statements.evidence import Evidence, Step, conclude
 from verifier.statements.registry import negative_control, statement
 
@@ -138,6 +144,37 @@ def exhaustion_certificate(V: np.ndarray, k: int) -> dict:
             "arithmetic": METHOD}
 
 
+def kruskal_box(instance, mid, rad, k: int, res: KruskalRank, *, arrays: tuple[str, ...], exact, gaps,
+                exhaustive_limit: int, samples: int, seed: int):
+    """Every k-subset of the rows of the box ``mid +/- rad`` independent at
+    every point (:func:`verifier.arith.box_subsets.subsets_over_box`), or
+    None when the stored values already fail, k exceeds min(m, d), or the
+    ``arrays`` the rows are built from are exact under the reading (the
+    stored values then decide).  ``exact(idx)``, ``gaps(idx)``: the stored
+    values and exact half-gaps of rows ``idx``."""
+    m, d = mid.shape
+    if res.at_least(k) is Decision.FALSE or not 1 <= k <= min(m, d) or instance.precision.exact_for(*arrays):
+        return None
+    return subsets_over_box(mid, rad, k, exact=exact, gaps=gaps, exhaustive_limit=exhaustive_limit,
+                            samples=samples, seed=seed)
+
+
+def vector_box(instance, vectors, V, k: int, res: KruskalRank, *, exhaustive_limit: int, samples: int,
+               seed: int):
+    """:func:`kruskal_box` of the instance's queries or tokens (None for a
+    given array: handed over in Python, it is exact)."""
+    if instance is None or not isinstance(vectors, str):
+        return None
+    name = {"queries": "queries", "tokens": "contexts"}[vectors]
+    mid, rad = instance.ball(name)
+    mid = mid.reshape(-1, instance.d)
+    rad = None if rad is None else rad.reshape(-1, instance.d)
+    meaning = instance.precision.of(name)
+    return kruskal_box(instance, mid, rad, k, res, arrays=(name,), exact=lambda idx: V[idx],
+                       gaps=lambda idx: half_gaps_of(meaning, V[idx]), exhaustive_limit=exhaustive_limit,
+                       samples=samples, seed=seed)
+
+
 def kruskal_steps(res: KruskalRank) -> list[Step]:
     return [Step(line, uses="Definition 1") for line in res.method.split("; ") if line]
 
@@ -158,7 +195,7 @@ def decide_claim(res: KruskalRank, claimed: int | None, cap: int) -> tuple[Decis
     return Decision.UNDECIDED, f"{res.lower} <= kr <= {res.upper}: the claim {claimed} is not decided"
 
 
-@statement("definition1", reads_given=True)
+@statement("definition1", reads_given=True, conclusion_over="box")
 def check_definition1(instance, *, prec: int = 128, seed: int = 0, vectors="queries",
                       claimed: int | None = None, exhaustive_limit: int = EXHAUSTIVE_LIMIT,
                       samples: int = SAMPLES, **options) -> Evidence:
@@ -174,6 +211,23 @@ def check_definition1(instance, *, prec: int = 128, seed: int = 0, vectors="quer
     decision, reason = decide_claim(res, claimed, cap)
     measured = {"kruskal_lower": res.lower, "kruskal_upper": res.upper, "m": m, "d": d,
                 "sampled_independent": f"{res.sampled_independent}/{res.sampled}"}
+    name = {"queries": "queries", "tokens": "contexts"}.get(vectors) if isinstance(vectors, str) else None
+    if decision is Decision.TRUE and name and not instance.precision.exact_for(name):
+        value = claimed if claimed is not None else res.lower
+        if value == cap and cap > 0:  # kr = min(m, d) everywhere: every cap-subset independent at every point
+            box = vector_box(instance, vectors, V, cap, res, exhaustive_limit=exhaustive_limit, samples=samples,
+                             seed=seed)
+            outcome = at_data_precision(decision, box, instance.precision, name, what=f"kr = {cap}")
+            decision, reason = outcome.decision, outcome.reason or reason
+            measured.update(outcome.measured)
+            if box is not None:
+                certs.append(box.to_dict())
+        else:
+            decision = Decision.UNDECIDED
+            reason = (f"{UNDECIDED}: {reason} for the values stored; a Kruskal rank below min(m, d) = {cap} at every "
+                      f"point of the data's intervals would need a dependence at every point, and nearby points "
+                      f"have a larger one ({instance.precision.describe(name)}); --exact-input if the stored values "
+                      "are exact")
     value = claimed if claimed is not None else (res.lower if res.exact else f"[{res.lower}, {res.upper}]")
     return conclude(
         "definition1", decision, claimed={"kruskal_rank": value},

@@ -27,9 +27,9 @@ Not established
 General position of large sets (the paper's Sec. 5.1 data): only sampled
 evidence unless a witness is found.  Under the exact reading (generated
 instances, ``--exact-input``, arrays given in Python) rounding-level
-near-dependence is not dependence; for a user's file the worst subset's
-certified relative sigma_min is compared with the data's precision, and a
-set in general position only below it "fails at the data's precision".  Assumption 1
+near-dependence is not dependence; for a user's file general position is
+certified at every point of the data's intervals, or refuted at an explicit
+dependent point ("fails at the data's precision").  Assumption 1
 (kr >= n) is weaker than general position when n < d; see ``assumption1``.
 
 References
@@ -53,7 +53,6 @@ from verifier.statements.at_precision import at_data_precision
 from verifier.statements.evidence import Evidence, Step, conclude
 from verifier.statements.registry import negative_control, statement
 
-from .assumption1_query_kruskal_rank import kruskal_robustness
 from .definition1_kruskal_rank import (
     EXHAUSTIVE_LIMIT,
     METHOD,
@@ -63,11 +62,12 @@ from .definition1_kruskal_rank import (
     kruskal_steps,
     planted_triple,
     set_summary,
+    vector_box,
     witness_certificate,
 )
 
 
-@statement("definition2", reads_given=True)
+@statement("definition2", reads_given=True, conclusion_over="box")
 def check_definition2(instance, *, prec: int = 128, seed: int = 0, vectors="queries",
                       exhaustive_limit: int = EXHAUSTIVE_LIMIT, samples: int = SAMPLES,
                       **options) -> Evidence:
@@ -79,10 +79,9 @@ def check_definition2(instance, *, prec: int = 128, seed: int = 0, vectors="quer
     exact = res.at_least(cap)
     arrays = {"queries": ("queries",), "tokens": ("contexts",)}.get(vectors, ()) if isinstance(vectors, str) else ()
     precision = instance.precision if instance is not None and arrays else exact_reading("arrays")
-    rob = kruskal_robustness(V, cap, res, precision=precision, arrays=arrays or ("vectors",),
-                             what="vectors", exhaustive_limit=exhaustive_limit, samples=samples,
-                             seed=seed, prec=prec)
-    outcome = at_data_precision(exact, rob, precision, *(arrays or ("vectors",)))
+    box = vector_box(instance, vectors, V, cap, res, exhaustive_limit=exhaustive_limit, samples=samples,
+                     seed=seed) if cap > 0 else None
+    outcome = at_data_precision(exact, box, precision, *(arrays or ("vectors",)), what="general position")
     decision = outcome.decision
     certs = []
     if exact is Decision.TRUE:
@@ -96,9 +95,8 @@ def check_definition2(instance, *, prec: int = 128, seed: int = 0, vectors="quer
         reason = (f"undecided: C({m},{cap}) = {math.comb(m, cap)} subsets exceed exhaustive_limit="
                   f"{exhaustive_limit}; {res.sampled_independent}/{res.sampled} random {cap}-subsets "
                   "independent (evidence); exhaustion or a witness would decide it")
-    if rob is not None:
-        certs.append({"kind": "robustness: certified relative sigma_min of the worst subset examined",
-                      **rob.to_dict()})
+    if box is not None:
+        certs.append(box.to_dict())
     reason = outcome.reason or reason
     measured = {"kruskal_lower": res.lower, "kruskal_upper": res.upper, "min(m,d)": cap,
                 "sampled_independent": f"{res.sampled_independent}/{res.sampled}", **outcome.measured}

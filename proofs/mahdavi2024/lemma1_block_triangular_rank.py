@@ -183,7 +183,7 @@ def check_block_rank_inequality(blocks, *, zero_block: bool = True, statement_id
 INSTANCE_ENTRIES = 20000  # n d at most this: the contexts are used as blocks
 
 
-@statement("lemma1", H=1, n=3, d=5, T=3)
+@statement("lemma1", conclusion_over="any", H=1, n=3, d=5, T=3)
 def check_lemma1(instance, *, prec: int = 128, seed: int = 0, trials: int = 24, **options) -> Evidence:
     """Lemma 1 on the instance's contexts as blocks and on ``trials`` random block matrices."""
     E = np.asarray(instance.contexts)

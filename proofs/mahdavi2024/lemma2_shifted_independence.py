@@ -114,7 +114,7 @@ def _left_null_vector(M: fmpq_mat) -> list:
     return v
 
 
-@statement("lemma2", reads_given=True,
+@statement("lemma2", reads_given=True, conclusion_over="any",
            requires=("Assumption 2",), H=1, n=3, d=5, T=4)
 def check_lemma2(instance, *, prec: int = 128, seed: int = 0, c=1, **options) -> Evidence:
     """Lemma 2 on every context of ``instance`` with shift ``c`` (default 1)."""

@@ -57,15 +57,14 @@ from flint import arb, fmpq, fmpq_mat
 from verifier.arith.balls import ball_max, ball_min, to_arb_mat
 from verifier.arith.compare import Decision, certainly_positive, workprec
 from verifier.arith.exact import to_fmpq_mat, to_fmpq_vector
-from verifier.arith.kruskal import kruskal_rank_at_least
 from verifier.data.instances import make_instance, rng_for
 from verifier.errors import ConstructionFailed, InsufficientPrecision, InvalidInstance
 from verifier.model import mha as model
-from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.evidence import Evidence, Step, conclude
 from verifier.statements.registry import negative_control, statement
 
 from .assumption1_query_kruskal_rank import n_less_than_d
-from .claim1_fit_one_head import contexts_full_row_rank
+from .data_hypotheses import contexts_full_row_rank, queries_kruskal_at_least
 
 
 def build_saturation_vectors(queries, J, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -210,13 +209,9 @@ def check_lemma3(instance, *, prec: int = 128, seed: int = 0, J_size: int | None
     if not 0 <= k <= T:
         raise InvalidInstance(f"J_size = {k} must be in 0..T = {T}")
     J, rest = list(range(k)), list(range(k, T))
-    kr = kruskal_rank_at_least(e, k + 1, exhaustive_limit=exhaustive_limit, seed=seed)
-    at = kr.at_least(k + 1)
-    kr_status = {Decision.TRUE: "certified", Decision.FALSE: "refuted", Decision.UNDECIDED: "evidence"}[at]
-    hyps = [n_less_than_d(instance), contexts_full_row_rank(E, range(T)),
-            Hypothesis(f"|J| = {k} < Kruskal rank of the queries", kr_status,
-                       f"kr in [{kr.lower}, {kr.upper}]" + (f", witness {list(kr.witness)}" if kr.witness else "")
-                       + (f", {kr.sampled_independent}/{kr.sampled} random subsets independent" if kr.sampled else ""))]
+    hyps = [n_less_than_d(instance), contexts_full_row_rank(instance, range(T)),
+            queries_kruskal_at_least(instance, k + 1, f"|J| = {k} < Kruskal rank of the queries",
+                                     exhaustive_limit=exhaustive_limit, seed=seed)]
     trail = [Step(f"J = first {k} examples; hypotheses checked", uses="Lemma 3 hypotheses",
                   data={h.name: h.status for h in hyps})]
     try:

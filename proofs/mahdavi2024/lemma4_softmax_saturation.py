@@ -75,8 +75,7 @@ from verifier.arith.compare import (
     with_precision_ladder,
     workprec,
 )
-from verifier.arith.exact import exact_rank, to_fmpq, to_fmpq_mat
-from verifier.arith.robustness import subset_robustness
+from verifier.arith.exact import to_fmpq, to_fmpq_mat
 from verifier.data.instances import make_instance, rng_for
 from verifier.errors import ConstructionFailed, InsufficientPrecision, InvalidInstance
 from verifier.model import mha as model
@@ -85,6 +84,7 @@ from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.registry import figure, negative_control, statement
 
 from .claim1_fit_one_head import build_claim1_attention, build_claim1_attention_exact, interior_targets
+from .data_hypotheses import queries_independent
 from .lemma3_rank_one_saturation import build_saturation_vectors, saturation_profile
 
 MULTIPLIERS = (0.25, 1.0, 10.0, 1000.0)
@@ -293,24 +293,11 @@ def lemma3_unavailable(instance, exc: ConstructionFailed, *, eps: float, multipl
     """Lemma 3's W' needs the queries of J independent (Assumption 1 on
     them); the float construction found them dependent.  Decided exactly
     (rank over Q) and at the data's precision (certified robustness):
-    dependent -> refuted, dependent at the data's precision ->
-    fails-at-precision (both hypotheses-unmet); independent -> the float
-    construction could not proceed (inconclusive)."""
+    dependent -> refuted, dependent at an explicit point of the data's
+    intervals -> fails-at-precision (both hypotheses-unmet); independent ->
+    the float construction could not proceed (inconclusive)."""
     J = list(range(min(instance.r - 1, instance.T - 1)))
-    Q = np.asarray(instance.queries, dtype=np.float64)[J]
-    name = f"the queries e^(j), j in J = {J}, linearly independent (Lemma 3's W' = v w^T; Assumption 1)"
-    rank = exact_rank(to_fmpq_mat(Q))
-    precision = getattr(instance, "precision", None)
-    tol = precision.tolerance(Q.shape, "queries") if precision is not None else 0.0
-    if rank < len(J):
-        hyp = Hypothesis(name, "refuted", f"rank over Q = {rank} < |J| = {len(J)} (exact)")
-    else:
-        rob = subset_robustness(Q, len(J), tolerance=tol, what="queries") if tol > 0 else None
-        if rob is not None and rob.decision is Decision.FALSE:
-            hyp = Hypothesis(name, "fails-at-precision", f"{rob.what}: relative sigma_min <= {rob.upper:.3g} "
-                             f"(certified) <= tolerance {tol:.3g}; independent as exact rationals")
-        else:
-            hyp = Hypothesis(name, "certified", f"rank over Q = {rank} = |J|; the float64 construction gave up")
+    hyp = queries_independent(instance, J, f"the queries e^(j), j in J = {J} (Lemma 3's W' = v w^T)")
     return conclude("lemma4", Decision.UNDECIDED, claimed={"bound": BOUNDS["lemma4"][0], "eps": eps,
                                                            "c/c0": list(multipliers)},
                     measured={"construction failed at": exc.step}, hypotheses=[hyp], method="exact rationals",

@@ -58,7 +58,6 @@ from verifier.errors import ConstructionFailed
 from verifier.model import mha as model
 from verifier.model.mha_balls import feature_matrix_ball
 from verifier.model.mha_float import feature_columns_float_ball
-from verifier.statements.at_precision import HOLDS
 from verifier.statements.evidence import Evidence, Hypothesis, Step, brief, conclude, hypothesis_from_evidence
 from verifier.statements.registry import construction, figure, negative_control, statement
 
@@ -103,7 +102,7 @@ def certify_construction_rank(instance, con: Construction, k: int, *, prec: int 
     ``rows`` are rows of Z (the certifier works on Z[rows], reordered)."""
     basis = list(con.basis)
     rows = (basis + [t for t in range(instance.T) if t not in set(basis)])[:k]  # k > T: all rows
-    E, e = instance.contexts, instance.queries
+    E, e = instance.balls()  # a user's floats: Z enclosed for every value they stand for
 
     def minor_ball(sub_rows, cols):
         return feature_matrix_ball(E, e, con.W_K, con.W_Q, rows=[rows[i] for i in sub_rows], cols=cols)
@@ -128,7 +127,7 @@ def certify_construction_rank(instance, con: Construction, k: int, *, prec: int 
             cert = certify_rank_lower_bound_lazy(con.Z[rows], k, minor_ball, **opts)
     # the certifier saw Z[rows] (the induction's rows first): report the minor's rows as rows of Z
     cert = replace(cert, rows=tuple(int(rows[i]) for i in cert.rows))
-    check_against_cap(cert.certified_k, cap or structural_rank_cap(E, e, instance.H))
+    check_against_cap(cert.certified_k, cap or structural_rank_cap(instance.contexts, instance.queries, instance.H))
     return cert
 
 
@@ -221,7 +220,8 @@ def check_proposition1(instance, *, prec: int = 128, seed: int = 0, claimed_rank
         certificates.append(cap.to_dict())
         if cap.why != DIMENSIONS and not instance.precision.exact_for("contexts", "queries"):
             reason = (f"rank(Z) <= {cap.cap} < {claimed} for ANY weights ({cap.why}): exact equalities of the "
-                      f"stored values, which {HOLDS} only, so this is a verdict on the stored data")
+                      "stored values, so a counterexample at the stored values (a point of the data's intervals); "
+                      "other values the data stand for need not share them")
     trail.append(Step("Certificate", "rank >= k by a nonsingular minor (Arb balls)",
                       {"k": cert.k, "decision": cert.decision.value, "prec_bits": cert.prec_bits,
                        "||I - R A||_inf <=": cert.residual_norm_upper}))
@@ -232,7 +232,7 @@ def check_proposition1(instance, *, prec: int = 128, seed: int = 0, claimed_rank
 
 
 # registered after the def, not by decorator: mutmut 3 mutates only undecorated functions, and this one decides
-statement("proposition1",
+statement("proposition1", conclusion_over="box",
           requires=("n < d", "Assumption 1", "Assumption 2"),
           margin="1 - ||I - R A||_inf of the nonsingular-minor certificate", H=3, n=3, d=5, context="shared")(check_proposition1)
 

@@ -69,7 +69,6 @@ from verifier.arith.structure import (
 from verifier.data.instances import make_instance, rng_for
 from verifier.errors import CertificateConflict, ConstructionFailed
 from verifier.model.mha_balls import feature_matrix_from_scores_ball, scores_ball
-from verifier.statements.at_precision import HOLDS
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude, hypothesis_from_evidence
 from verifier.statements.hypotheses import at_precision_only, equality_hypothesis
 from verifier.statements.registry import negative_control, statement
@@ -223,8 +222,8 @@ def check_proposition2(instance, *, prec: int = 128, seed: int = 0, claimed_boun
         reason = ""
     if at_precision_only(hyps[0]) and decision is not Decision.FALSE:
         reason = (f"{reason + '; ' if reason else ''}a verdict on the stored contexts: they are one E as "
-                  f"stored, which {HOLDS} only (the values they are roundings of need not be one context), "
-                  "so the cap for ANY weights is proved for the stored values, not for those")
+                  "stored only (other values they stand for are not one context), so the cap for ANY weights is "
+                  "proved for the stored values, not for every value the data stand for")
     return conclude("proposition2", decision, claimed={"rank(Z) <=": claimed, "for": "any weights"},
                     measured=measured, hypotheses=hyps, certified=True,
                     method="sympy proof + exact null vectors + arb balls", prec_bits=prec,

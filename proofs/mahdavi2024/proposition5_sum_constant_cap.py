@@ -70,7 +70,6 @@ from verifier.arith.structure import (
 from verifier.data.instances import from_arrays, make_instance, rng_for
 from verifier.errors import ConstructionFailed
 from verifier.model.mha_balls import feature_matrix_ball
-from verifier.statements.at_precision import HOLDS
 from verifier.statements.evidence import Evidence, Step, conclude
 from verifier.statements.hypotheses import at_precision_only, equality_hypothesis
 from verifier.statements.registry import negative_control, statement
@@ -192,8 +191,8 @@ def check_proposition5(instance, *, prec: int = 128, seed: int = 0, claimed_boun
         reason = ""
     if at_precision_only(hyps[0]) and decision is not Decision.FALSE:
         reason = (f"{reason + '; ' if reason else ''}a verdict on the stored tokens: their sums are all c "
-                  f"as stored, which {HOLDS} only (the values they are roundings of need not have one "
-                  "sum), so the cap for ANY weights is proved for the stored values, not for those")
+                  "as stored only (other values they stand for need not have one sum), so the cap for ANY weights "
+                  "is proved for the stored values, not for every value the data stand for")
     return conclude("proposition5", decision, claimed={"rank(Z) <=": claimed, "for": "any weights"},
                     measured=measured, hypotheses=hyps, certified=True,
                     method="sympy proof + exact token sums + arb balls", prec_bits=prec,

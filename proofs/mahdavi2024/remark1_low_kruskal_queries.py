@@ -40,22 +40,24 @@ from verifier.statements.registry import negative_control, statement
 
 from .assumption1_query_kruskal_rank import n_less_than_d
 from .assumption2_context_rank import check_assumption2
+from .data_hypotheses import queries_kruskal_at_least
 from .proposition1_rank_induction import check_proposition1
 
 
 # "queries of Kruskal rank k < n" is the remark's setting, not a hypothesis: r = min(n, k, d_h) covers k >= n too
 # (Prop. 1); the Kruskal rank found is in measured
-@statement("remark1",
+@statement("remark1", conclusion_over="box",
            requires=("n < d", "Assumption 2"),
            margin="1 - ||I - R A||_inf of the nonsingular-minor certificate", H=4, n=3, d=6, T=6, degenerate="low-kruskal-queries")
 def check_remark1(instance, *, prec: int = 128, seed: int = 0, r_override: int | None = None,
                   **options) -> Evidence:
     kr = kruskal_rank(instance.exact_array("queries"), seed=seed)  # the values given, never their rounding
+    k = kr.lower  # certified lower bound on the values given: every k queries independent
+    known = queries_kruskal_at_least(instance, k, f"every k = {k} of the queries independent (k = their Kruskal "
+                                     "rank, certified lower bound)", seed=seed) if k >= 1 else \
+        Hypothesis("Kruskal rank k of the queries known", "certified", "k = 0: a zero query")
     hyps = [n_less_than_d(instance),
-            hypothesis_from_evidence("Assumption 2", check_assumption2(instance, prec=prec, seed=seed)),
-            Hypothesis("Kruskal rank k of the queries known", "certified" if kr.exact else "evidence",
-                       f"k in [{kr.lower}, {kr.upper}]" + (f", witness {list(kr.witness)}" if kr.witness else ""))]
-    k = kr.lower  # certified lower bound: every k queries independent
+            hypothesis_from_evidence("Assumption 2", check_assumption2(instance, prec=prec, seed=seed)), known]
     r = max(1, min(instance.n, k, instance.d_h)) if r_override is None else int(r_override)
     hyps.append(Hypothesis(f"r = {r}" + (" = min(n, k, d_h)" if r_override is None else " (variant)"),
                            "certified", f"n = {instance.n}, k = {k}, d_h = {instance.d_h}"))

@@ -90,7 +90,7 @@ def build_grid(instance=None) -> list[dict]:
     return [comparison_row(H, n, d, s) for (H, n, d) in sorted(points) for s in SETTINGS]
 
 
-@statement("remark2",
+@statement("remark2", conclusion_over="any",
            requires=("2 <= n < d at every grid point",),
            measure="violations")
 def check_remark2(instance, *, prec: int = 128, seed: int = 0, kappa: dict | int | None = None,

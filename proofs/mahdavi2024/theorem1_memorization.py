@@ -61,7 +61,6 @@ from verifier.data.instances import from_arrays, make_instance
 from verifier.errors import ConstructionFailed
 from verifier.model.mha import Weights, forward
 from verifier.model.mha_balls import forward_ball
-from verifier.statements.at_precision import HOLDS
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.registry import construction, negative_control, statement
 
@@ -152,8 +151,8 @@ def duplicates_reading(instance) -> str:
     identical as stored only ("holds at the data's precision")."""
     if instance.precision.exact_for("contexts", "queries"):
         return "identical values given (exact)"
-    return (f"{HOLDS}: identical as stored ({instance.precision.describe('contexts', 'queries')}); the values "
-            "they are roundings of may differ, so this is a verdict on the stored data")
+    return (f"identical as stored ({instance.precision.describe('contexts', 'queries')}): a counterexample at the "
+            "stored values, a point of the data's intervals; other values they stand for may differ")
 
 
 def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels: bool = True,
@@ -209,7 +208,9 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
         certs.append({"kind": "residual ball (exact readout)", "max_abs_residual_upper": worst, "radius": rad,
                       "prec_bits": bits})
         tol = TOLERANCE * label_scale(Y)
-        decision, margin = memorization_decision(cert.decision, mem, clash), tol - worst
+        # a user's floats: rank(Z) = T is certified at every value they stand for, the residual at the stored ones
+        decision = memorization_decision(cert.decision, None if instance.at_precision else mem, clash)
+        margin = tol - worst
     else:
         M = solve_readout_float(con.Z, Y_target)
         decision = memorization_decision(cert.decision, None, clash)
@@ -260,7 +261,7 @@ construction("theorem1.memorize")(memorize)
 
 @statement("theorem1",
            requires=("n < d", "d_v >= d_out", "d_out <= d", "T <= H(r-1)+1", "Assumption 1", "Assumption 2"),
-           writes_weights=True,
+           writes_weights=True, conclusion_over="box",
            margin="1e-20 max|y| - max |yhat - y| (exact readout, ball)",
            measure="max |yhat - y| with the exact readout (ball)", H=3, n=3, d=5)
 def check_theorem1(instance, *, prec: int = 128, seed: int = 0, save_weights: str | None = None,

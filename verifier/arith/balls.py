@@ -267,3 +267,50 @@ def identity(n: int) -> arb_mat:
     for i in range(n):
         I[i, i] = 1
     return I
+
+
+class BallArray:
+    """Midpoints and entrywise radii of data known to a precision: every
+    array ``X`` with ``|X - mid| <= rad`` (``rad`` None: the exact floats
+    ``mid``).  Indexing selects both; the ball back ends
+    (:mod:`verifier.model.mha_balls`, :mod:`verifier.model.mha_float`) read
+    it as balls, so what they enclose holds for every such X.
+
+    >>> b = BallArray(np.zeros((2, 3)), np.full((2, 3), 0.5))
+    >>> b[1].shape, float(b[1].rad[0])
+    ((3,), 0.5)
+    """
+
+    __slots__ = ("mid", "rad")
+
+    def __init__(self, mid, rad=None):
+        self.mid = mid
+        self.rad = rad
+
+    @property
+    def shape(self):
+        return self.mid.shape
+
+    @property
+    def ndim(self):
+        return self.mid.ndim
+
+    @property
+    def strides(self):
+        return self.mid.strides
+
+    def __len__(self):
+        return len(self.mid)
+
+    def __getitem__(self, idx) -> "BallArray":
+        return BallArray(self.mid[idx], None if self.rad is None else self.rad[idx])
+
+    def to_arb_mat(self) -> arb_mat:
+        """The balls as an ``arb_mat`` (2-D; a vector as a column)."""
+        mid = np.asarray(self.mid, dtype=np.float64)
+        rad = None if self.rad is None else np.asarray(self.rad, dtype=np.float64)
+        if mid.ndim == 1:
+            mid, rad = mid[:, None], None if rad is None else rad[:, None]
+        if rad is None:
+            return to_arb_mat(mid)
+        return arb_mat([[arb(float(m), float(r)) for m, r in zip(rm, rr)] for rm, rr in zip(mid, rad)])

@@ -18,8 +18,8 @@ reads a tolerance:
   columns), so a column scaled by 2^100 gives the same float problem.
   An operand outside the float bounds' range falls back to the same test in
   Arb balls (:func:`box_full_row_rank_arb`).
-* **fails at a point** (:func:`singular_point`): a nonzero c (floats,
-  chosen from an SVD, refined by a linear program) and the exact residual
+* **fails at a point** (:func:`singular_point`): a nonzero c (chosen from
+  an SVD, refined by weighted least squares in Arb) and the exact residual
   ``r = c^T mid``; for each column j the sums ``sum_i c_i D_ij`` over the
   OPEN box of half-gaps cover the open interval ``(L_j, U_j)`` (Oettli and
   Prager's argument, column by column), so ``-r_j`` inside it for every j
@@ -174,7 +174,7 @@ def box_full_row_rank_arb(mid: np.ndarray, rad: np.ndarray | None, X: np.ndarray
 @dataclass(frozen=True)
 class SingularPoint:
     """An explicit point of the box where the rows are dependent: ``c``
-    (nonzero, exact floats) with ``c^T P = 0`` for ``P = mid + D``, every
+    (nonzero exact rationals) with ``c^T P = 0`` for ``P = mid + D``, every
     ``D_ij`` strictly inside its half-gaps.  ``used``: the largest
     ``|r_j| / U_j`` (the fraction of the gaps the point needs, < 1)."""
 
@@ -184,7 +184,7 @@ class SingularPoint:
 
     def to_dict(self) -> dict:
         return {"kind": "explicit point of the data's intervals with dependent rows",
-                "coefficients": [float(x) for x in self.c], "fraction of the half-gaps used": self.used,
+                "coefficients": [str(x) for x in self.c], "fraction of the half-gaps used": self.used,
                 "claim": "sum_i c_i P_i = 0 at a point P strictly inside every entry's rounding interval "
                          "(Oettli-Prager, column by column, exact rationals)"}
 
@@ -226,12 +226,13 @@ def gap_sides(exact, away, toward, mask):
 
 
 def _point_condition(c, exact_rows, up, down) -> tuple[bool, float]:
-    """Is ``-r_j`` strictly inside ``(L_j, U_j)`` for every column j?  And the
-    largest fraction of a gap it uses."""
+    """Is ``-r_j`` strictly inside ``(L_j, U_j)`` for every column j (c exact:
+    fmpq, or floats read as the rationals they are)?  And the largest
+    fraction of a gap it uses."""
     from flint import fmpq
 
     k, m = len(exact_rows), len(exact_rows[0])
-    cq = [fmpq(*float(x).as_integer_ratio()) for x in c]
+    cq = [x if isinstance(x, fmpq) else fmpq(*float(x).as_integer_ratio()) for x in c]
     if all(x == 0 for x in cq):
         return False, float("inf")
     used = 0.0
@@ -248,50 +249,47 @@ def _point_condition(c, exact_rows, up, down) -> tuple[bool, float]:
     return True, used
 
 
-def _candidates(mid: np.ndarray, gaps: np.ndarray):
-    """Float coefficient vectors c to try: the smallest left singular vector
-    of the equilibrated matrix (``eq = Dr mid Dc``, so ``v^T eq = 0`` is
-    ``(Dr v)^T mid = 0``), then a linear program's refinement of its sign
-    pattern."""
+def _svd_candidate(mid: np.ndarray) -> np.ndarray | None:
+    """The smallest left singular vector of the equilibrated matrix (``eq =
+    Dr mid Dc``, so ``v^T eq = 0`` is ``(Dr v)^T mid = 0``)."""
     eq, _, row_exp, _ = equilibrate(mid[None], None)
     try:
         U = np.linalg.svd(eq[0], full_matrices=True)[0]
     except np.linalg.LinAlgError:
-        return
-    c = np.ldexp(U[:, -1], row_exp[0])
-    yield c
-    yield _lp_refine(mid, gaps, np.sign(c))
-
-
-def _lp_refine(mid: np.ndarray, gaps: np.ndarray, sign: np.ndarray):
-    """c with the sign pattern ``sign`` maximizing the slack t of
-    ``|c^T mid_j| <= sum_i |c_i| gaps_ij - t w_j`` (a linear program; floats:
-    it only chooses c, the exact test decides)."""
-    from scipy.optimize import linprog
-
-    k, m = mid.shape
-    sign = np.where(sign == 0, 1.0, sign)
-    colscale = np.max(np.abs(mid), axis=0)
-    colscale = np.where(colscale > 0, colscale, 1.0)
-    M = mid / colscale
-    G = gaps / colscale
-    w = np.maximum(G.sum(axis=0) / k, 1e-300)
-    # variables y_i = sign_i c_i >= 0, t; maximize t
-    A_ub, b_ub = [], []
-    for j in range(m):
-        a = M[:, j] * sign
-        A_ub.append(np.concatenate([a - G[:, j], [w[j]]]))
-        A_ub.append(np.concatenate([-a - G[:, j], [w[j]]]))
-        b_ub += [0.0, 0.0]
-    A_eq = [np.concatenate([np.ones(k), [0.0]])]
-    try:
-        res = linprog(np.concatenate([np.zeros(k), [-1.0]]), A_ub=np.array(A_ub), b_ub=b_ub, A_eq=A_eq, b_eq=[1.0],
-                      bounds=[(0, None)] * k + [(None, 1.0)], method="highs")
-    except (ValueError, np.linalg.LinAlgError):  # pragma: no cover - HiGHS refuses ill-posed input
         return None
-    if res.status != 0 or res.x[-1] <= 0:
+    return np.ldexp(U[:, -1], row_exp[0])
+
+
+def _weighted_null_vector(rows, c0: np.ndarray, gaps: np.ndarray, prec: int = 320):
+    """Exact rational c with c_p = 1 (p: the largest |c0_p|) minimizing
+    ``sum_j (c^T M_j / w_j)^2``, ``w_j = sum_i |c0_i| gaps_ij`` (each column's
+    residual measured in its own half-gaps, as the witness condition does),
+    solved in Arb at ``prec`` bits; its midpoints are the rationals returned
+    (only a choice: the exact condition decides)."""
+    from flint import arb, arb_mat, fmpq
+
+    from verifier.arith.compare import workprec
+
+    k, m = len(rows), len(rows[0])
+    p = int(np.argmax(np.abs(c0)))
+    w = np.abs(c0) @ gaps
+    if not np.all(np.isfinite(w)) or np.any(w <= 0) or k < 2:
         return None
-    return res.x[:k] * sign
+    scale = [1.0 / float(x) for x in w]
+    others = [i for i in range(k) if i != p]
+    with workprec(prec):
+        A = arb_mat([[arb(rows[i][j]) * scale[j] for j in range(m)] for i in others])
+        b = arb_mat([[arb(rows[p][j]) * scale[j] for j in range(m)]])
+        try:
+            x = (A * A.transpose()).solve(-(A * b.transpose()))
+        except ZeroDivisionError:
+            return None
+    c = [fmpq(0)] * k
+    c[p] = fmpq(c0[p] > 0 and 1 or -1)
+    for idx, i in enumerate(others):
+        man, exp = x[idx, 0].mid().man_exp()
+        c[i] = fmpq(int(man)) * (fmpq(2) ** int(exp) if exp >= 0 else fmpq(1, 2 ** int(-exp))) * c[p]
+    return c
 
 
 def singular_point(exact, up, down, *, mid: np.ndarray | None = None) -> SingularPoint | None:
@@ -300,14 +298,22 @@ def singular_point(exact, up, down, *, mid: np.ndarray | None = None) -> Singula
     both 0 is exact) at which the k rows are dependent, or None when none is
     found (which proves nothing).  ``exact``: the stored values (float64 or
     exact rationals); ``mid``: their float64 copy when ``exact`` holds
-    rationals."""
+    rationals.  Candidates: the smallest left singular vector, then two
+    rounds of least squares weighted by each column's half-gaps (exact)."""
     rows = _fmpq_rows(exact)
     mid = np.asarray(exact, dtype=np.float64) if mid is None else np.asarray(mid, dtype=np.float64)
-    gaps = np.array([[float(min(a, b)) for a, b in zip(ru, rd)] for ru, rd in zip(up, down)])
-    for c in _candidates(mid, gaps):
-        if c is None or not np.all(np.isfinite(c)) or not np.any(c):
-            continue
+    gaps = np.array([[float(max(a, b)) for a, b in zip(ru, rd)] for ru, rd in zip(up, down)])
+    c0 = _svd_candidate(mid)
+    if c0 is None or not np.all(np.isfinite(c0)) or not np.any(c0):
+        return None
+    candidates, c = [c0], c0
+    for _ in range(2):
+        c = _weighted_null_vector(rows, np.asarray([float(x) for x in c]), gaps)
+        if c is None:
+            break
+        candidates.append(c)
+    for c in candidates:
         ok, used = _point_condition(c, rows, up, down)
         if ok:
-            return SingularPoint(tuple(float(x) for x in c), used, True)
+            return SingularPoint(tuple(c), used, True)
     return None

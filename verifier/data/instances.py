@@ -88,9 +88,13 @@ class Instance:
         """``(mid, rad)``: float64 arrays with every value the entries
         ``name[index]`` stand for within ``mid +/- rad`` (``rad`` None when
         they are exact float64 values)."""
-        mid = np.asarray(getattr(self, name)[index], dtype=np.float64)
         meaning = self.precision.of(name)
         extra = self.given_rad.get(name)
+        if name == "contexts" and self.shared_context and self.T > 1 and isinstance(index, slice) \
+                and index == slice(None):  # one context: its radii once, broadcast (never T copies)
+            mid0, rad0 = self.ball("contexts", 0)
+            return self.contexts, None if rad0 is None else np.broadcast_to(rad0, self.contexts.shape)
+        mid = np.asarray(getattr(self, name)[index], dtype=np.float64)
         if meaning.exact and extra is None:
             return mid, None
         rad = meaning.radius(mid)
@@ -98,23 +102,22 @@ class Instance:
             rad = _add_up(rad, np.asarray(extra[index], dtype=np.float64))
         return mid, rad
 
+    def balls(self):
+        """``(contexts, queries)`` as the model's ball back ends read them:
+        :class:`~verifier.arith.balls.BallArray` of every value the data stand
+        for when they are read at their precision, else the stored arrays."""
+        if not self.at_precision:
+            return self.contexts, self.queries
+        from verifier.arith.balls import BallArray
+
+        return BallArray(*self.ball("contexts")), BallArray(*self.ball("queries"))
+
     def half_gaps(self, name: str, index=slice(None)):
         """``(up, down)``: the exact half-gaps (lists of ``fmpq`` rows) above
         and below each entry of ``name[index]`` (a 2-d selection): the open
         interval of reals that round to it under the dtype reading
-        (:meth:`ArrayPrecision.half_gap_exponents`).  None for an exact array."""
-        from verifier.arith.box_rank import gap_sides
-
-        meaning = self.precision.of(name)
-        if meaning.exact:
-            return None
-        exact = self.exact_array(name)[index]
-        if name in self.given:  # a long double: its own exponents, from the exact values
-            mask, away, toward = _rational_half_gaps(exact, meaning)
-        else:
-            away, toward = meaning.half_gap_exponents(np.asarray(exact))
-            mask = np.ones(away.shape, dtype=bool)
-        return gap_sides(exact, away, toward, mask)
+        (:func:`half_gaps_of`).  None for an exact array."""
+        return half_gaps_of(self.precision.of(name), self.exact_array(name)[index])
 
     @property
     def T(self) -> int:
@@ -223,6 +226,24 @@ def _rational_half_gaps(q: np.ndarray, meaning):
         away[i] = a
         toward[i] = a - 1 if power and E > meaning.emin else a
     return np.ones(q.shape, dtype=bool), away.reshape(q.shape), toward.reshape(q.shape)
+
+
+def half_gaps_of(meaning, values):
+    """``(up, down)`` exact half-gaps (fmpq rows) of a 2-d selection of
+    values read by ``meaning`` (an :class:`~verifier.data.precision.ArrayPrecision`):
+    float64 values (float16/32/64 data, exactly) or exact rationals (long
+    doubles: their own exponents); None when ``meaning`` is exact."""
+    from verifier.arith.box_rank import gap_sides
+
+    if meaning.exact:
+        return None
+    values = np.asarray(values)
+    if values.dtype == object:
+        mask, away, toward = _rational_half_gaps(values, meaning)
+    else:
+        away, toward = meaning.half_gap_exponents(values)
+        mask = np.ones(away.shape, dtype=bool)
+    return gap_sides(values, away, toward, mask)
 
 
 def _shareable(given: dict) -> bool:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from verifier.arith.backend import batched_matmul
+from verifier.arith.balls import BallArray
 from verifier.errors import InvalidInstance
 
 
@@ -98,6 +99,8 @@ def is_shared(contexts) -> bool:
 def select(contexts, rows) -> np.ndarray:
     """contexts[rows], keeping a shared context shared (no T x n x d copy)."""
     rows = np.asarray(rows, dtype=int)
+    if isinstance(contexts, BallArray):
+        return BallArray(select(contexts.mid, rows), None if contexts.rad is None else select(contexts.rad, rows))
     if is_shared(contexts):
         return np.broadcast_to(contexts[0], (len(rows),) + contexts.shape[1:])
     return contexts[rows]

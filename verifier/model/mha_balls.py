@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from flint import arb, arb_mat
 
-from verifier.arith.balls import to_arb_mat
+from verifier.arith.balls import BallArray, to_arb_mat
 from verifier.arith.structure import stack_scores
 from verifier.model import mha as model
 from verifier.model.mha import Weights
@@ -28,6 +28,8 @@ def _mat(A) -> arb_mat:
     ball weight) passes through."""
     if isinstance(A, arb_mat):
         return A
+    if isinstance(A, BallArray):
+        return A.to_arb_mat()
     A = np.asarray(A, dtype=np.float64)
     return to_arb_mat(A[:, None] if A.ndim == 1 else A)
 
@@ -51,7 +53,7 @@ def logits_ball(contexts, queries, W_K=None, W_Q=None, *, W=None, rows=None):
     examples in ``rows`` (default all), evaluated as u = W_K (W_Q^T e) (or
     u = W e), a = E u.  ``W`` is a sequence of d x d attention matrices, float64
     arrays or arb_mats (ball weights, e.g. W* + c W' formed exactly)."""
-    queries = np.asarray(queries, dtype=np.float64)
+    queries = queries if isinstance(queries, BallArray) else np.asarray(queries, dtype=np.float64)
     rows = list(range(contexts.shape[0])) if rows is None else list(rows)
     H = len(W) if W is not None else W_K.shape[0]
     Q = _mat(queries[rows])  # (T', d)

@@ -31,6 +31,7 @@ from fractions import Fraction
 import numpy as np
 
 from verifier.arith.backend import get_backend
+from verifier.arith.balls import BallArray
 from verifier.arith.float_accurate import accurate_matmul
 from verifier.arith.float_bounds import (
     MAG,
@@ -38,11 +39,13 @@ from verifier.arith.float_bounds import (
     UL,
     FloatRangeError,
     U,
+    abs_upper,
     add_up,
     ball_matmul,
     check_range,
     down_scale,
     gamma,
+    nonneg_matmul_up,
     rowsum_up,
     up_scale,
 )
@@ -185,13 +188,17 @@ HEAD_GROUP_BYTES = 2**28
 
 def feature_columns_float_ball(contexts, queries, W_K, W_Q, *, rows=None, cols=None, backend=None) -> FloatBall:
     """A :class:`FloatBall` enclosing ``Z[rows, cols]`` (Eq. 7; column j is
-    coordinate ``j % d`` of head ``j // d``), in the order given.  Only the
+    coordinate ``j % d`` of head ``j // d``), in the order given; contexts and
+    queries may be :class:`~verifier.arith.balls.BallArray` (data known to a
+    precision): the ball then encloses Z for every value they stand for.  Only the
     heads that own a requested column are evaluated.  Per-example contexts are
     read once for all heads (no copy when every example is asked for, in any
     order: the rows are put in the requested order at the end), and the heads
     are evaluated together (:func:`_per_example_heads`): one pass over the
     T x n x d contexts per group of heads, not one per head."""
     b = get_backend(backend)
+    contexts, E_rad = (contexts.mid, contexts.rad) if isinstance(contexts, BallArray) else (contexts, None)
+    queries, q_rad = (queries.mid, queries.rad) if isinstance(queries, BallArray) else (queries, None)
     T, n, d = contexts.shape
     H = W_K.shape[0]
     rows = np.arange(T) if rows is None else np.asarray(rows, dtype=int)
@@ -202,6 +209,9 @@ def feature_columns_float_ball(contexts, queries, W_K, W_Q, *, rows=None, cols=N
         rows, order = np.unique(rows, return_inverse=True)  # requested rows = rows[order]
         E = _as(b, contexts if len(rows) == T else contexts[rows])
         E_max = _max_abs_over_tokens(b, E)  # (T', d), range-checked; |E| itself is never kept whole
+        if E_rad is not None:
+            E_rad = _as(b, E_rad if len(rows) == T else E_rad[rows])
+            check_range(b, E_rad)
     mid = b.asarray(np.zeros((len(rows), len(cols))))
     rad = b.asarray(np.zeros((len(rows), len(cols))))
     heads = [int(h) for h in np.unique(cols // d)]
@@ -210,9 +220,11 @@ def feature_columns_float_ball(contexts, queries, W_K, W_Q, *, rows=None, cols=N
     groups = [heads[i:i + size] for i in range(0, len(heads), size)]
     for group in groups:
         if shared:
-            blocks = _shared_context_heads(b, contexts[0], queries, W_K, W_Q, group, rows, cols)
+            blocks = _shared_context_heads(b, contexts[0], queries, W_K, W_Q, group, rows, cols,
+                                           E0_rad=None if E_rad is None else E_rad[0], q_rad=q_rad)
         else:
-            blocks = _per_example_heads(b, E, E_max, queries, W_K, W_Q, group, rows, cols)
+            blocks = _per_example_heads(b, E, E_max, queries, W_K, W_Q, group, rows, cols, E_rad=E_rad,
+                                        q_rad=q_rad)
         for h, (z_mid, z_rad) in blocks.items():
             where = np.flatnonzero(cols // d == h)
             idx = where if not b.is_torch else __import__("torch").as_tensor(where, device=b.device)
@@ -224,7 +236,16 @@ def feature_columns_float_ball(contexts, queries, W_K, W_Q, *, rows=None, cols=N
     return FloatBall(mid, rad)
 
 
-def _shared_context_heads(b, E0, queries, W_K, W_Q, group, rows, cols) -> dict:
+def _input_radius(b, rad, mid_rad, W):
+    """``mid_rad + rad |W|`` (floats, rounded up): the spread of ``X W`` over
+    inputs X within ``rad`` of the stored ones (``rad`` None: exact inputs)."""
+    if rad is None:
+        return mid_rad
+    extra = nonneg_matmul_up(b, _as(b, rad), b.abs(W))
+    return extra if mid_rad is None else add_up(b, mid_rad, extra)
+
+
+def _shared_context_heads(b, E0, queries, W_K, W_Q, group, rows, cols, *, E0_rad=None, q_rad=None) -> dict:
     """{head: (mid, rad) of Z[rows, that head's requested columns]} for a shared
     context E0 (n, d): ``e W_Q`` and ``E0 W_K`` of every head of ``group`` in
     one accurate product each (the slices of e and E0 extracted once; exact
@@ -233,8 +254,12 @@ def _shared_context_heads(b, E0, queries, W_K, W_Q, group, rows, cols) -> dict:
     d = E0.shape[-1]
     d_h = W_Q.shape[2]
     e = _as(b, np.asarray(queries)[rows])
-    p_mid, p_rad = accurate_matmul(b, e, _as(b, np.concatenate([W_Q[h] for h in group], axis=1)))
-    k_mid, k_rad = accurate_matmul(b, _as(b, E0), _as(b, np.concatenate([W_K[h] for h in group], axis=1)))
+    WQ = _as(b, np.concatenate([W_Q[h] for h in group], axis=1))
+    WK = _as(b, np.concatenate([W_K[h] for h in group], axis=1))
+    p_mid, p_rad = accurate_matmul(b, e, WQ)
+    p_rad = _input_radius(b, None if q_rad is None else np.asarray(q_rad)[rows], p_rad, WQ)
+    k_mid, k_rad = accurate_matmul(b, _as(b, E0), WK)
+    k_rad = _input_radius(b, E0_rad, k_rad, WK)
     out = {}
     for i, h in enumerate(group):
         sl = slice(i * d_h, (i + 1) * d_h)
@@ -242,7 +267,8 @@ def _shared_context_heads(b, E0, queries, W_K, W_Q, group, rows, cols) -> dict:
         s_mid, s_rad = softmax_float_ball(b, a_mid, a_rad)
         del a_mid, a_rad
         coords = cols[cols // d == h] % d
-        out[h] = ball_matmul(b, s_mid, s_rad, _as(b, E0[:, coords]), None)
+        out[h] = ball_matmul(b, s_mid, s_rad, _as(b, E0[:, coords]), None if E0_rad is None else
+                             _as(b, np.asarray(E0_rad)[:, coords]))
     return out
 
 
@@ -278,7 +304,7 @@ def _stack_last(b, arrays):
     return np.stack(arrays, axis=-1)
 
 
-def _per_example_heads(b, E, E_max, queries, W_K, W_Q, group, rows, cols) -> dict:
+def _per_example_heads(b, E, E_max, queries, W_K, W_Q, group, rows, cols, *, E_rad=None, q_rad=None) -> dict:
     """{head: (mid, rad) of Z[rows, that head's requested columns]} for
     per-example contexts E (T', n, d), every head of ``group`` at once:
     ``e W_Q`` for all of them in one accurate product (exact slice products:
@@ -290,12 +316,15 @@ def _per_example_heads(b, E, E_max, queries, W_K, W_Q, group, rows, cols) -> dic
     e = _as(b, np.asarray(queries)[rows])
     WQ = _as(b, np.concatenate([W_Q[h] for h in group], axis=1))
     p_mid, p_rad = accurate_matmul(b, e, WQ)  # (T', |group| d_h)
+    p_rad = _input_radius(b, None if q_rad is None else np.asarray(q_rad)[rows], p_rad, WQ)
     us = [ball_matmul(b, p_mid[:, i * d_h:(i + 1) * d_h], p_rad[:, i * d_h:(i + 1) * d_h], _as(b, W_K[h]).T, None)
           for i, h in enumerate(group)]
     del p_mid, p_rad
     U, U_rad = _stack_last(b, [u for u, _ in us]), _stack_last(b, [r for _, r in us])  # (T', d, G)
     del us
     a_mid, a_rad = _per_example_products(b, E, None, U, U_rad)  # (T', n, G): |E| in chunks
+    if E_rad is not None:  # inputs within E_rad: + E_rad (|U| + U_rad)
+        a_rad = add_up(b, a_rad, nonneg_matmul_up(b, E_rad, abs_upper(b, U, U_rad)))
     del U, U_rad
     if b.is_torch:
         a_mid, a_rad = a_mid.transpose(1, 2).contiguous(), a_rad.transpose(1, 2).contiguous()
@@ -304,6 +333,10 @@ def _per_example_heads(b, E, E_max, queries, W_K, W_Q, group, rows, cols) -> dic
     s_mid, s_rad = softmax_float_ball(b, a_mid, a_rad)  # (T', G, n), along the tokens
     del a_mid, a_rad
     z_mid, z_rad = _head_block_per_example(b, E, E_max, s_mid, s_rad)  # (T', G, d)
+    if E_rad is not None:  # + sum_i (|s_i| + s_rad_i) E_rad_ic <= (sum_i (|s_i| + s_rad_i)) max_i E_rad_ic
+        wsum = rowsum_up(b, abs_upper(b, s_mid, s_rad))[:, :, None]
+        R_max = E_rad.amax(dim=1) if b.is_torch else np.max(E_rad, axis=1)
+        z_rad = add_up(b, z_rad, up_scale(b, wsum * R_max[:, None, :], 1 / (1 - Fraction(1, 2**53)), SLACK))
     out = {}
     for i, h in enumerate(group):
         coords = cols[cols // d == h] % d

@@ -67,11 +67,12 @@ def _exact_text(d: Decision) -> str:
 
 
 def at_data_precision(exact: Decision, box: BoxIndependence | None, precision: InputPrecision,
-                      *arrays: str, what: str = "the property") -> PrecisionOutcome:
+                      *arrays: str, what: str = "the property", item: str = "the rows") -> PrecisionOutcome:
     """Combine the verdict on the stored values with the certificates over
     the box (``box``: None when not computed, e.g. exact arrays) under
     ``precision``'s reading (``arrays``: the input arrays the property is
-    built from, e.g. "queries")."""
+    built from, e.g. "queries"; ``item``: what a witness index names, e.g.
+    "the queries" or "the tokens of context")."""
     reading = precision.describe(*arrays)
     measured = {"reading": reading, "on the stored values": _exact_text(exact)}
     if box is not None:
@@ -88,7 +89,8 @@ def at_data_precision(exact: Decision, box: BoxIndependence | None, precision: I
                                 f"intervals ({box.how}, {box.certified} matrices; {reading})", measured)
     if box.decision is Decision.FALSE:
         measured[MEASURED_KEY] = "fails"
-        reason = (f"{FAILS}: {list(box.witness_index)} are dependent at an explicit point of the data's intervals "
+        where = box.witness_index[0] if len(box.witness_index) == 1 else list(box.witness_index)
+        reason = (f"{FAILS}: {item} {where} are dependent at an explicit point of the data's intervals "
                   f"(certified in exact rationals, {box.witness.used:.3g} of the half-gaps used; {reading}); on "
                   f"the stored values it {_exact_text(exact)} (--exact-input reads them as exact)")
         return PrecisionOutcome(Decision.FALSE, FAILS, reason, measured)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from verifier.statements.at_precision import HOLDS
+from verifier.statements.at_precision import REMEDY, UNDECIDED
 from verifier.statements.evidence import Hypothesis
 
 
@@ -93,11 +93,12 @@ def equality_hypothesis(name: str, equal: bool, instance, arrays: tuple[str, ...
     exactly on the values given (``Instance.exact_array``).
 
     Refuted when they differ.  Certified when they are equal and exact
-    under the instance's reading (integers, exact dyadics, generated data,
-    ``--exact-input``).  For floats read at their dtype's precision, equal
-    stored values are not evidence that the user's numbers are equal:
-    status "evidence", "holds at the data's precision", and a statement
-    that needs it can only conclude about the stored values.
+    under the instance's reading (integers, generated data,
+    ``--exact-input``).  For floats read at their precision, equal stored
+    values stand for intervals that also hold unequal values: the equality
+    holds for the stored values only, never for the whole set, so it is
+    undecided at the data's precision (status "evidence"), and a statement
+    that needs it concludes about the stored values only.
 
     >>> from verifier.data.instances import make_instance
     >>> equality_hypothesis("shared", True, make_instance(), ("contexts",), holds="one E", fails="").status
@@ -108,10 +109,11 @@ def equality_hypothesis(name: str, equal: bool, instance, arrays: tuple[str, ...
     precision = getattr(instance, "precision", None)
     if precision is None or precision.exact_for(*arrays):
         return Hypothesis(name, "certified", f"{holds} (exact equality of the values given)")
-    return Hypothesis(name, "evidence", f"{HOLDS}: {holds} as stored ({precision.describe(*arrays)}); "
-                                        "the values they are roundings of may differ")
+    return Hypothesis(name, "evidence", f"{UNDECIDED}: {holds} as stored ({precision.describe(*arrays)}); "
+                                        f"other values they stand for differ; {REMEDY}")
 
 
 def at_precision_only(h: Hypothesis) -> bool:
-    """Did :func:`equality_hypothesis` find equality at the data's precision only?"""
-    return h.status == "evidence" and h.detail.startswith(HOLDS)
+    """Did :func:`equality_hypothesis` find equality of the stored values only
+    (undecided at the data's precision)?"""
+    return h.status == "evidence" and h.detail.startswith(UNDECIDED)

@@ -89,6 +89,7 @@ class Statement:
     requires: tuple[str, ...] = ()  # hypotheses it needs (verifier.statements.hypotheses)
     writes_weights: bool = False  # accepts save_weights= (--save-weights)
     reads_given: bool = False  # certifies on Instance.exact_array (the values given), not the float64 copy
+    conclusion_over: str = "stored"  # what its conclusion's certificate covers on a user's floats (CONCLUSION_OVER)
     margin: str = ""  # what Evidence.margin measures, in words (the report's column)
     measure: str = ""  # the key of Evidence.measured the report shows (its largest value)
 
@@ -204,8 +205,16 @@ def paper_of(sid: str) -> Paper:
     return PAPERS[REGISTRY[sid].paper]
 
 
+#: what a checker's conclusion certifies on data read at its precision
+#: (:mod:`verifier.data.precision`): "box" every value the data stand for;
+#: "any" it does not depend on the data's values (a symbolic proof, the
+#: sizes alone); "stored" the values stored only (the runner then never
+#: lets a verified verdict stand for the whole set: inconclusive)
+CONCLUSION_OVER = ("box", "any", "stored")
+
+
 def statement(sid: str, *, requires: tuple[str, ...] = (), writes_weights: bool = False, margin: str = "",
-              measure: str = "", reads_given: bool = False, **defaults):
+              measure: str = "", reads_given: bool = False, conclusion_over: str = "stored", **defaults):
     """Register ``check`` as the checker of statement ``sid``; ``defaults``
     override the CLI's instance options for this statement.
 
@@ -217,7 +226,11 @@ def statement(sid: str, *, requires: tuple[str, ...] = (), writes_weights: bool 
     its Evidence.measured the report tabulates (largest over instances);
     ``reads_given``: its certificates read the values the user gave
     (``Instance.exact_array``), so a float64 copy that rounds them (int64
-    beyond 2^53, long double) does not make its verdict one on rounded data."""
+    beyond 2^53, long double) does not make its verdict one on rounded data;
+    ``conclusion_over``: what its conclusion's certificate covers on a
+    user's floats (:data:`CONCLUSION_OVER`)."""
+    if conclusion_over not in CONCLUSION_OVER:
+        raise ValueError(f"conclusion_over {conclusion_over!r} not in {CONCLUSION_OVER}")
     if sid not in REGISTRY:
         raise KeyError(f"unknown statement id {sid!r}: add it to its paper's catalogue first")
 
@@ -227,6 +240,7 @@ def statement(sid: str, *, requires: tuple[str, ...] = (), writes_weights: bool 
         st.module = fn.__module__
         st.defaults = dict(defaults)
         st.requires, st.writes_weights, st.reads_given = tuple(requires), bool(writes_weights), bool(reads_given)
+        st.conclusion_over = conclusion_over
         st.margin, st.measure = margin, measure
         mod = importlib.import_module(fn.__module__)
         st.doc = (mod.__doc__ or "").strip()

@@ -71,6 +71,7 @@ def run_check(sid: str, instance: Instance, *, prec: int = 128, seed: int = 0,
         ev = st.check(instance, prec=prec, seed=seed, **options)
         ev = _data_hypotheses(st, ev, instance, prec=prec, seed=seed)
         ev = _on_rounded_copy(st, ev, instance)
+        ev = _over_stored_values(st, ev, instance)
     except (InvalidInstance, NotImplementedStatement):
         raise
     except InsufficientPrecision as exc:
@@ -138,6 +139,23 @@ def _on_rounded_copy(st, ev: Evidence, instance) -> Evidence:
     what = "; ".join(f"{name}: {why}" for name, why in rounded.items())
     return replace(ev, reason=f"{ev.verdict} on the float64 rounding of the data ({what}), not on the values "
                               f"given: {ev.reason}")
+
+
+def _over_stored_values(st, ev: Evidence, instance) -> Evidence:
+    """On a user's floats read at their precision, a verdict "verified" says
+    something about EVERY value the data stand for.  A checker whose
+    conclusion is certified on the stored values only (``conclusion_over``
+    "stored") cannot say that: its verified becomes inconclusive, with the
+    verdict on the stored values in the reason.  A refutation stands (the
+    stored values are a point of the data's intervals, and the hypotheses
+    it needs were certified there)."""
+    if st.conclusion_over != "stored" or ev.verdict != "verified" or not getattr(instance, "at_precision", False):
+        return ev
+    reason = (f"undecided at the data's precision: verified on the values stored ({ev.reason or 'certified'}); "
+              f"this checker certifies its conclusion for the stored values only, not for every value the data "
+              f"stand for ({instance.precision.describe('contexts', 'queries')}); --exact-input if the stored "
+              "values are exact")
+    return replace(ev, verdict="inconclusive", certified=False, reason=reason)
 
 
 def run_control(sid: str, control: registry.NegativeControl, *, prec: int = 128, seed: int = 0) -> tuple[Evidence, bool]:

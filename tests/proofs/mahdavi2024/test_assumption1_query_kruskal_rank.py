@@ -13,6 +13,7 @@ from verifier.arith.exact import exact_matvec_is_zero, exact_rank
 from verifier.data.instances import from_arrays, make_instance
 from verifier.data.strategies import attention_instances
 from verifier.statements import registry
+from verifier.statements.at_precision import EXACT_ONLY
 from verifier.statements.runner import run_control
 
 
@@ -32,7 +33,7 @@ def test_verdict_matches_the_oracle(inst):
     assert ev.certified
     assert ev.verdict == ("verified" if holds else "refuted")
     assert ev.hypotheses == ()  # a property of the data: no hypothesis (n >= d simply fails)
-    assert ev.measured["at the data's precision"] in ("exact reading (precision not consulted)", "fails (exactly)")
+    assert ev.measured["at the data's precision"] in (EXACT_ONLY, "fails (at the stored values)")
     if inst.T < inst.n:
         assert "Definition 1" in ev.reason and ev.certificates[-1]["kind"] == "structural"
 
@@ -147,7 +148,8 @@ def _file(tmp_path, E, e, name="data.npz"):
 
 def test_float_computed_dependence_fails_at_the_data_precision(tmp_path):
     """q5 = 2 q1 - 3 q6 in float64: independent as exact rationals, dependent
-    at the data's precision; --exact-input keeps the exact reading."""
+    at an explicit point of the data's intervals (re-checked here in exact
+    rationals); --exact-input keeps the exact reading."""
     from proofs.mahdavi2024.theorem1_memorization import check_theorem1
     from verifier.data.instances import load_data
 
@@ -155,16 +157,19 @@ def test_float_computed_dependence_fails_at_the_data_precision(tmp_path):
     E, e = rng.standard_normal((6, 3, 5)), rng.standard_normal((6, 5))
     e[4] = 2 * e[0] - 3 * e[5]
     path = _file(tmp_path, E, e)
-    ev = check_assumption1(load_data(path))
-    assert ev.verdict == "refuted" and ev.reason.startswith("fails at the data's precision: queries [0, 4, 5]")
-    assert ev.measured["exact reading"] == "holds"
-    assert ev.measured["robustness"]["relative_sigma_min_upper"] <= ev.measured["robustness"]["tolerance"]
+    inst = load_data(path)
+    ev = check_assumption1(inst)
+    assert ev.verdict == "refuted" and ev.reason.startswith("fails at the data's precision: [0, 4, 5]")
+    assert ev.measured["on the stored values"] == "holds"
+    box = ev.measured["over the data's intervals"]
+    assert box["witness"] == [0, 4, 5]
+    assert_witness_point(inst, box["witness"], box["coefficients"])
     exact = check_assumption1(load_data(path, exact_input=True))
-    assert exact.verdict == "verified" and exact.measured["robustness"]["tolerance"] == 0.0
+    assert exact.verdict == "verified" and exact.measured["at the data's precision"] == EXACT_ONLY
     thm = check_theorem1(load_data(path, H=3))
     assert thm.verdict == "hypotheses-unmet"
     (a1,) = [h for h in thm.hypotheses if h.name == "Assumption 1"]
-    assert a1.status == "fails-at-precision" and "queries [0, 4, 5]" in thm.reason
+    assert a1.status == "fails-at-precision" and "[0, 4, 5]" in thm.reason
     assert check_theorem1(load_data(path, exact_input=True, H=3)).verdict == "verified"
 
 
@@ -176,25 +181,38 @@ def test_robust_user_data_holds_at_the_data_precision(tmp_path):
                  rng.standard_normal((6, 5)).astype(np.float32))
     ev = check_assumption1(load_data(path))
     assert ev.verdict == "verified" and ev.measured["at the data's precision"] == "holds"
-    assert ev.measured["robustness"]["tolerance"] == 5 * np.finfo(np.float32).eps
-    assert ev.measured["robustness"]["relative_sigma_min_lower"] > 1e-3
+    box = ev.measured["over the data's intervals"]
+    assert box["certified"] == box["of"] == 20 and box["largest residual bound ||I - R A X||_inf (< 1 certifies)"] < 1
 
 
-def test_int64_queries_beyond_2_53_above_the_arb_budget_keep_a_rigorous_margin(monkeypatch):
-    """Exact rationals (int64 queries near 2^60, not float64 values): above the Arb budget the
-    robustness comes from the float screen of their rounding ball, and it stays a lower bound of
-    what Arb certifies within the budget; the exact verdict does not depend on it."""
-    import verifier.arith.robustness as R
-
+def test_int64_queries_beyond_2_53_are_exact_whatever_float64_does():
+    """Exact rationals (int64 queries near 2^60, not float64 values): integers stand for themselves,
+    so the verdict is the exact one on the values given, with no interval certificate."""
     inst = make_instance(H=2, n=3, d=5, seed=0)
     rng = np.random.default_rng(0)
     q = rng.integers(-1000, 1000, (inst.T, 5)).astype(np.int64)
     q[:, 0] = 2**60 + rng.integers(-2**20, 2**20, inst.T)
-    data = from_arrays(np.array(inst.contexts), q, H=2)
-    rob = lambda ev: next(c for c in ev.certificates if c["kind"].startswith("robustness"))  # noqa: E731
-    within = check_assumption1(data)
-    monkeypatch.setattr(R, "ARB_BUDGET", 0.0)
-    above = check_assumption1(data)
-    assert within.verdict == above.verdict == "verified"
-    assert rob(above)["certified_in_arb"] == 0 and rob(above)["relative_sigma_min_upper"] == 1.0
-    assert rob(above)["relative_sigma_min_lower"] <= rob(within)["relative_sigma_min_upper"]
+    data = from_arrays(np.array(inst.contexts), q, H=2, reading="dtype")
+    ev = check_assumption1(data)
+    assert ev.verdict == "verified" and ev.measured["at the data's precision"] == EXACT_ONLY
+    assert oracle(data.exact_array("queries"), 3)
+
+
+def assert_witness_point(inst, rows, coefficients):
+    """The witness of "fails at the data's precision", re-checked from scratch in exact rationals:
+    for each column j, -sum_i c_i q_ij lies strictly inside the sums the half-ulps allow, so a point
+    of the intervals (each entry within half an ulp of the stored float64) makes the rows dependent."""
+    from fractions import Fraction
+
+    c = [Fraction(x) for x in coefficients]
+    Q = np.asarray(inst.queries)[rows]
+    assert any(c)
+    for j in range(Q.shape[1]):
+        def half_gaps(x):
+            up = Fraction(float(np.spacing(abs(x)))) / 2  # away from zero
+            down = Fraction(float(abs(x) - np.nextafter(abs(x), 0))) / 2 if x != 0 else up
+            return (up, down) if x > 0 else (down, up) if x < 0 else (up, up)
+        t = -sum(ci * Fraction(float(Q[i, j])) for i, ci in enumerate(c))
+        U = sum(ci * half_gaps(Q[i, j])[0] if ci > 0 else -ci * half_gaps(Q[i, j])[1] for i, ci in enumerate(c))
+        L = -sum(ci * half_gaps(Q[i, j])[1] if ci > 0 else -ci * half_gaps(Q[i, j])[0] for i, ci in enumerate(c))
+        assert t == 0 or L < t < U

@@ -102,8 +102,6 @@ def test_sums_constant_as_stored_only_are_a_verdict_on_the_stored_tokens():
     """Tokens (a, -a, 1) sum to 1 exactly as stored.  Read exactly, the hypothesis is
     certified; read at the dtype's precision (a is not a short dyadic) it holds for the
     stored values only: evidence, and the reason says the verdict is on the stored tokens."""
-    from verifier.statements.at_precision import HOLDS
-
     rng = np.random.default_rng(3)
     a = rng.standard_normal((6, 2))
     E = np.stack([a, -a, np.ones((6, 2))], axis=-1)
@@ -112,5 +110,7 @@ def test_sums_constant_as_stored_only_are_a_verdict_on_the_stored_tokens():
     assert exact.hypotheses[0].status == "certified" and "stored tokens" not in (exact.reason or "")
     ev = check_proposition5(from_arrays(E, q, H=2, d_h=2, reading="dtype"))
     assert ev.hypotheses[0].status == "evidence" and ev.verdict != "refuted"
-    assert "a verdict on the stored tokens" in ev.reason and HOLDS in ev.reason
+    assert "a verdict on the stored tokens" in ev.reason and "as stored only" in ev.reason
+    assert ev.hypotheses[0].detail.startswith("undecided at the data's precision") and "--exact-input" in \
+        ev.hypotheses[0].detail
     assert ev.reason.startswith("a verdict on the stored tokens")  # no earlier reason: nothing before it

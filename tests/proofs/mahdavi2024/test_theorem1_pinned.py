@@ -183,8 +183,6 @@ def test_a_clash_under_the_dtype_reading_is_hypotheses_unmet_through_assumption1
     """The same clash read at the data's precision (float64 values that are not dyadics of few
     bits): Assumption 1 fails at the data's precision (two stored queries are equal), so the
     verdict is hypotheses-unmet whatever the conclusion; the clash is a verdict on the stored data."""
-    from verifier.statements.at_precision import HOLDS
-
     inst = make_instance(H=2, n=3, d=5, seed=0)
     E, e, Y = (np.array(a, dtype=float) for a in (inst.contexts, inst.queries, inst.labels))
     E[1], e[1] = E[0], e[0]
@@ -196,7 +194,9 @@ def test_a_clash_under_the_dtype_reading_is_hypotheses_unmet_through_assumption1
     assert ev.verdict == "hypotheses-unmet"
     a1 = next(h for h in ev.hypotheses if h.name == "Assumption 1")
     assert a1.status == "refuted"
-    assert ev.certificates[0]["examples"] == [0, 1] and ev.certificates[0]["reading"].startswith(HOLDS)
+    assert ev.certificates[0]["examples"] == [0, 1]
+    assert ev.certificates[0]["reading"].startswith("identical as stored") and "counterexample at the stored values" \
+        in ev.certificates[0]["reading"]
 
 
 def test_forced_r_with_another_failure_is_not_a_refutation():
@@ -287,20 +287,21 @@ def test_far_weights_reason(tmp_path, monkeypatch):
 
 
 def test_duplicates_reading_names_both_inputs_and_their_exactness():
-    """Identical inputs are exact only when contexts AND queries are read exactly; otherwise
-    the reading holds at the data's precision and describes both arrays."""
+    """Identical inputs are exact only when contexts AND queries are read exactly (integers,
+    --exact-input, arrays given in Python); a user's floats, dyadic or not, stand for intervals:
+    identical as stored, and the reading describes both arrays."""
     from proofs.mahdavi2024.theorem1_memorization import duplicates_reading
     from verifier.data.instances import from_arrays
-    from verifier.statements.at_precision import HOLDS
 
     rng = np.random.default_rng(0)
     E, e, y = rng.standard_normal((4, 3, 5)), rng.standard_normal((4, 5)), rng.standard_normal((4, 1))
     dy = lambda a: np.round(a * 4) / 4  # noqa: E731  (dyadic: exact under the dtype reading)
     assert duplicates_reading(from_arrays(E, e, y, H=2)) == "identical values given (exact)"
-    assert duplicates_reading(from_arrays(dy(E), dy(e), y, H=2, reading="dtype")) == "identical values given (exact)"
-    for Ec, ec in ((E, e), (E, dy(e)), (dy(E), e)):
+    ints = lambda a: np.round(a * 4).astype(np.int64)  # noqa: E731  (integers: exact under the dtype reading)
+    assert duplicates_reading(from_arrays(ints(E), ints(e), y, H=2, reading="dtype")) == "identical values given (exact)"
+    for Ec, ec in ((E, e), (E, dy(e)), (dy(E), e), (dy(E), dy(e))):
         text = duplicates_reading(from_arrays(Ec, ec, y, H=2, reading="dtype"))
-        assert text.startswith(HOLDS) and "contexts float64: " in text and "queries float64: " in text
+        assert text.startswith("identical as stored") and "contexts float64: " in text and "queries float64: " in text
 
 
 def test_a_clash_needs_the_same_context_and_the_same_query():

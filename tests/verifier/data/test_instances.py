@@ -12,11 +12,11 @@ from verifier.data.instances import (
     DEGENERATE_KINDS,
     OVERFLOW_LIMIT,
     from_arrays,
+    load_data,
     make_instance,
     sinusoidal_encoding,
     validate_arrays,
 )
-from verifier.data.instances import load_data
 from verifier.data.strategies import attention_instances, seeds
 from verifier.errors import InvalidInstance
 
@@ -158,7 +158,7 @@ def _with(a, idx, value):
     ([[[1.0, 2.0], [3.0]]], GOOD_e, None, "not a rectangular numeric array"),
     (_with(GOOD_E, (0, 0, 0), 10 * OVERFLOW_LIMIT), GOOD_e, None, "overflow"),
     (np.zeros((0, 2, 5)), np.zeros((0, 5)), None, "is empty"),
-    (np.array([[["a"]]]), GOOD_e, None, "not a number type"),
+    (np.array([[["a"]]]), GOOD_e, None, "holds strings"),
 ])
 def test_validation_messages(E, e, y, message):
     with pytest.raises(InvalidInstance) as info:
@@ -218,7 +218,7 @@ def test_load_data_errors(tmp_path):
         load_data(junk)
     only_q = tmp_path / "only_q.npz"
     np.savez(only_q, queries=GOOD_e)
-    with pytest.raises(InvalidInstance, match=r"missing array 'contexts' \(has: queries\)"):
+    with pytest.raises(InvalidInstance, match=r"missing array 'contexts' \(has: queries; expected: contexts, queries, labels\)"):
         load_data(only_q)
     nan = tmp_path / "nan.npz"
     np.savez(nan, contexts=_with(GOOD_E, (1, 1, 1), np.nan), queries=GOOD_e)
