@@ -59,7 +59,8 @@ from verifier.arith.box_subsets import subsets_over_box
 from verifier.arith.compare import Decision
 from verifier.arith.exact import exact_matvec_is_zero
 from verifier.arith.kruskal import KruskalRank, kruskal_rank
-from verifier.data.instances import half_gaps_of, rng_for
+from verifier.data.given import half_gaps_of
+from verifier.data.instances import rng_for
 from verifier.data.precision import float64_rounding, given_values
 from verifier.errors import InvalidInstance
 from verifier.statements.at_precision import UNDECIDED, at_data_precision

@@ -92,8 +92,8 @@ def _registered(sid: str, contexts: np.ndarray, queries: np.ndarray, *, samples:
     # samples >= 1: subset_robustness refuses 0 when it samples (InvalidInstance: nothing screened, nothing to certify)
     ev = get(sid).check(inst, seed=seed, samples=max(1, samples), exhaustive_limit=1000)
     m = ev.measured if isinstance(ev.measured, dict) else {}
-    keep = ("kruskal_lower", "kruskal_upper", "sampled_independent", "exact reading", "at the data's precision",
-            "robustness")
+    keep = ("kruskal_lower", "kruskal_upper", "sampled_independent", "on the stored values", "at the data's precision",
+            "over the data's intervals")
     return {"verdict": ev.verdict, "certified": ev.certified, "reason": ev.reason, "examples": len(queries),
             **{k: m[k] for k in keep if k in m}}
 
@@ -103,15 +103,15 @@ def combine(reg: dict, screen: dict) -> tuple[str, str]:
     exact witness first, then a certified failure at the data's precision
     (either reading), else the screen's verdict."""
     at = str(reg.get("at the data's precision", ""))
-    if at.startswith("fails (exactly)"):
+    if at.startswith("fails (at the stored values)"):
         return "fails", "certified exact (" + reg["reason"] + ")"
     if screen.get("status") == "fails" and screen.get("basis", "").startswith("certified"):
         return "fails", screen["basis"]
     if at == "fails":
-        rob = reg.get("robustness", {})
-        return "fails", (f"certified at precision (the registered checker's worst subset of the first "
-                         f"{reg.get('examples', '?')} examples: rho in [{rob.get('relative_sigma_min_lower', 0):.3g}, "
-                         f"{rob.get('relative_sigma_min_upper', 0):.3g}] <= tau {rob.get('tolerance', 0):.3g})")
+        box = reg.get("over the data's intervals", {})
+        return "fails", (f"certified at the data's precision (the registered checker, first {reg.get('examples', '?')} "
+                         f"examples: {box.get('witness', '?')} dependent at an explicit point of the float32 "
+                         "intervals, exact rationals)")
     return screen["status"], screen["basis"]
 
 

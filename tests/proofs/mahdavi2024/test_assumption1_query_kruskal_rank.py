@@ -159,7 +159,7 @@ def test_float_computed_dependence_fails_at_the_data_precision(tmp_path):
     path = _file(tmp_path, E, e)
     inst = load_data(path)
     ev = check_assumption1(inst)
-    assert ev.verdict == "refuted" and ev.reason.startswith("fails at the data's precision: [0, 4, 5]")
+    assert ev.verdict == "refuted" and ev.reason.startswith("fails at the data's precision: the queries [0, 4, 5]")
     assert ev.measured["on the stored values"] == "holds"
     box = ev.measured["over the data's intervals"]
     assert box["witness"] == [0, 4, 5]

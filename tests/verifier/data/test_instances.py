@@ -7,15 +7,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from verifier.arith.exact import exact_rank
+from verifier.data.given import OVERFLOW_LIMIT, validate_arrays
 from verifier.data.instances import (
     CONTEXT_KINDS,
     DEGENERATE_KINDS,
-    OVERFLOW_LIMIT,
     from_arrays,
     load_data,
     make_instance,
     sinusoidal_encoding,
-    validate_arrays,
 )
 from verifier.data.strategies import attention_instances, seeds
 from verifier.errors import InvalidInstance

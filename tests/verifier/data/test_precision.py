@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from verifier.data.instances import from_arrays, half_gaps_of, load_data, make_instance
+from verifier.data.given import half_gaps_of
+from verifier.data.instances import from_arrays, load_data, make_instance
 from verifier.data.precision import EXACT_GENERATED, array_precision, input_precision
 from verifier.errors import InvalidInstance
 
@@ -136,3 +137,19 @@ def test_describe_names_each_array():
     text = p.describe()
     assert "queries float64: half an ulp each side (2^-53 relative)" in text
     assert "contexts float32: half an ulp each side (2^-24 relative)" in text
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_an_instance_ball_holds_every_real_that_rounds_to_the_stored_value(dtype):
+    """Instance.ball (what every certificate at the data's precision reads) against the exact
+    rounding interval, computed here from the neighbours: never a point of it outside the ball."""
+    vals = np.array([v for v in special_values(dtype) if abs(float(v)) < 1e100], dtype=dtype)
+    q = np.stack([vals, vals[::-1]], axis=0)
+    inst = from_arrays(np.zeros((2, 1, q.shape[1]), dtype=dtype), q, reading="dtype")
+    mid, rad = inst.ball("queries")
+    for x, m, r in zip(q.reshape(-1), mid.reshape(-1), rad.reshape(-1)):
+        X = Fraction(*x.as_integer_ratio())
+        up, down = np.nextafter(x, dtype(np.inf)), np.nextafter(x, dtype(-np.inf))
+        hi = (X + Fraction(*up.as_integer_ratio())) / 2 if np.isfinite(up) else X
+        lo = (X + Fraction(*down.as_integer_ratio())) / 2 if np.isfinite(down) else X
+        assert Fraction(float(m)) - Fraction(float(r)) <= lo and hi <= Fraction(float(m)) + Fraction(float(r))
