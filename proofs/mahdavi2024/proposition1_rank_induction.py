@@ -69,12 +69,15 @@ __all__ = ["check_proposition1", "theorem_hypotheses", "certify_construction_ran
            "build_key_query_weights"]
 
 
-def theorem_hypotheses(instance, *, prec: int = 128, seed: int = 0, samples: int | None = None) -> list[Hypothesis]:
+def theorem_hypotheses(instance, *, prec: int = 128, seed: int = 0, samples: int | None = None,
+                       exhaustive_limit: int | None = None) -> list[Hypothesis]:
     """The hypotheses shared by Prop. 1 and Thm. 1: n < d, Assumptions 1-2.
     ``samples``: random n-subsets for Assumption 1's evidence when the
     subsets cannot be exhausted (default: the checker's, the paper's 5000
     within a work budget: :func:`.definition1_kruskal_rank.sample_size`)."""
     a1 = {} if samples is None else {"samples": int(samples)}
+    if exhaustive_limit is not None:
+        a1["exhaustive_limit"] = int(exhaustive_limit)
     return [
         n_less_than_d(instance),
         Hypothesis("d_h >= 1", "certified", f"d_h = {instance.d_h}"),

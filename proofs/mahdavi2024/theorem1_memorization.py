@@ -157,10 +157,11 @@ def duplicates_reading(instance) -> str:
 
 def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels: bool = True,
              force_r: int | None = None, save: str | None = None, statement_id: str = "theorem1",
-             assumption_samples: int | None = None) -> Evidence:
+             assumption_samples: int | None = None, exhaustive_limit: int | None = None) -> Evidence:
     """The whole proof: Prop. 1, Step 2, forward pass (with or without skip).
     ``assumption_samples``: Assumption 1's random-subset evidence size."""
-    hyps = size_hypotheses(instance) + theorem_hypotheses(instance, prec=prec, seed=seed, samples=assumption_samples)
+    hyps = size_hypotheses(instance) + theorem_hypotheses(instance, prec=prec, seed=seed, samples=assumption_samples,
+                                                          exhaustive_limit=exhaustive_limit)
     Y = np.asarray(instance.labels)
     shift = skip and shift_labels
     Y_target = Y - (np.asarray(instance.queries)[:, :instance.d_out] if shift else 0.0)  # App. C's shift
@@ -265,9 +266,10 @@ construction("theorem1.memorize")(memorize)
            margin="1e-20 max|y| - max |yhat - y| (exact readout, ball)",
            measure="max |yhat - y| with the exact readout (ball)", H=3, n=3, d=5)
 def check_theorem1(instance, *, prec: int = 128, seed: int = 0, save_weights: str | None = None,
-                   force_r: int | None = None, assumption_samples: int | None = None, **options) -> Evidence:
+                   force_r: int | None = None, assumption_samples: int | None = None,
+                   exhaustive_limit: int | None = None, **options) -> Evidence:
     return memorize(instance, prec=prec, seed=seed, save=save_weights, force_r=force_r,
-                    assumption_samples=assumption_samples)
+                    assumption_samples=assumption_samples, exhaustive_limit=exhaustive_limit)
 
 
 @negative_control("theorem1", "d_h < r forced (heads of rank n in d_h = n-1): the factorisation is refused",

@@ -148,6 +148,7 @@ def box_full_row_rank_arb(mid: np.ndarray, rad: np.ndarray | None, X: np.ndarray
     and an upper bound of the infinity norm."""
     from flint import arb, arb_mat
 
+    from verifier.arith.balls import float_up, identity
     from verifier.arith.compare import workprec
 
     k, m = mid.shape
@@ -163,12 +164,8 @@ def box_full_row_rank_arb(mid: np.ndarray, rad: np.ndarray | None, X: np.ndarray
             return float("inf")
         if not np.all(np.isfinite(R)):
             return float("inf")
-        D = arb_mat.eye(k) - arb_mat(R.tolist()) * C
-        worst = arb(0)
-        for i in range(k):
-            row = sum((abs(D[i, j]) for j in range(k)), arb(0))
-            worst = max(worst, row, key=lambda x: float(x.mid() + x.rad()))
-        return float(worst.mid() + worst.rad()) * (1 + 2.0**-50)
+        D = identity(k) - arb_mat(R.tolist()) * C
+        return max(float_up(sum((abs(D[i, j]) for j in range(k)), arb(0))) for i in range(k))
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,7 @@ def test_assumption1_on_user_data_is_certified(capsys, tmp_path):
     d = json.loads(proc.stdout)
     assert d["verdict"] == "verified" and d["certified"] is True
     assert d["instance"]["source"] == "file:data.npz" and d["instance"]["T"] == 6
-    assert d["instance"]["reading"].startswith("data precision")
+    assert d["instance"]["reading"].startswith("at the data's precision")
 
 
 def test_save_weights_writes_a_file(capsys, tmp_path):

@@ -18,9 +18,11 @@ from verifier.experiments.real_assumptions import Budget, analyse_layer, kruskal
 F32 = np.zeros((1, 3), dtype=np.float32) + np.float32(0.1)
 
 
-def test_tolerance_is_the_engines():
+def test_tolerance_is_numpys_numerical_rank_tolerance():
+    """The paper's own criterion (numerical): max(k, m) * eps of the dtype, whatever the values."""
     assert tolerance_of(F32, (3, 8)) == 8 * 2.0 ** -23
-    assert tolerance_of(np.array([[0.5, 1.0]]), (3, 8)) == 0.0  # exact dyadics: no tolerance
+    assert tolerance_of(np.array([[0.5, 1.0]]), (3, 8)) == 8 * 2.0 ** -52  # dyadic floats are floats
+    assert tolerance_of(np.array([[1, 2]]), (3, 8)) == 0.0  # integers
 
 
 def test_independent_rows_certified():
@@ -99,11 +101,12 @@ def test_combine_keeps_exact_and_precision_failures_apart():
     from verifier.experiments.real_assumptions import combine
 
     screen = {"status": "holds", "basis": "evidence at precision (10/10)"}
-    exact = {"at the data's precision": "fails (exactly)", "reason": "queries [0, 1] dependent"}
+    exact = {"at the data's precision": "fails (at the stored values)", "reason": "queries [0, 1] dependent"}
     assert combine(exact, screen) == ("fails", "certified exact (queries [0, 1] dependent)")
-    rob = {"relative_sigma_min_lower": 3e-5, "relative_sigma_min_upper": 3.1e-5, "tolerance": 9e-5}
-    status, basis = combine({"at the data's precision": "fails", "robustness": rob, "examples": 256}, screen)
-    assert status == "fails" and basis.startswith("certified at precision") and "exact" not in basis
+    box = {"witness": [0, 3, 7]}
+    status, basis = combine({"at the data's precision": "fails", "over the data's intervals": box, "examples": 256},
+                            screen)
+    assert status == "fails" and basis.startswith("certified at the data's precision") and "[0, 3, 7]" in basis
     assert combine({"at the data's precision": "holds"}, screen) == ("holds", screen["basis"])
 
 
