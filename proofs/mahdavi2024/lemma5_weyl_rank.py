@@ -70,6 +70,7 @@ from verifier.arith.singular_values import sigma_min_lower_bound
 from verifier.data.instances import rng_for
 from verifier.errors import InsufficientPrecision
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 CHARPOLY_LIMIT = 10  # min(m, n) up to this: the exact Gram characteristic polynomial decides
@@ -231,6 +232,14 @@ def check_pair(A, B, label: str, *, strict: bool, prec: int) -> dict:
     return row
 
 
+#: a pair within the hypothesis whose rank drops, exactly over Q
+RANK_DROP = Refutation("counterexample", "a pair (A, B) with ||A - B||_2 < sigma_min^+(A) (exact Gram "
+                       "characteristic polynomials) and rank B < rank A exactly over Q")
+#: the non-strict variant at the equality edge
+NON_STRICT = Refutation("counterexample", "a pair with ||A - B||_2 = sigma_min^+(A) and rank B < rank A exactly",
+                        variant="strict=False: the hypothesis with <=")
+
+
 def check_weyl_pairs(pairs, *, strict: bool = True, prec: int = 128, instance=None, statement_id="lemma5") -> Evidence:
     rows = [check_pair(A, B, label, strict=strict, prec=prec) for A, B, label in pairs]
     hstat = [r["hypothesis"] for r in rows]
@@ -254,13 +263,14 @@ def check_weyl_pairs(pairs, *, strict: bool = True, prec: int = 128, instance=No
                Step("rank B vs rank A exactly over Q (and a ball minor)", uses="Lemma 5 (Weyl)",
                     data={"rank drops": len(fails)})],
         reason="" if decision is not Decision.FALSE or status == "refuted" else
-        f"rank drops on {fails[0]['pair']}: rank B = {fails[0]['rank B (exact)']} < {fails[0]['rank A']}")
+        f"rank drops on {fails[0]['pair']}: rank B = {fails[0]['rank B (exact)']} < {fails[0]['rank A']}",
+        refutation=RANK_DROP if strict else NON_STRICT)
 
 
 INSTANCE_ENTRIES = 20000  # n d at most this: the instance's contexts are used
 
 
-@statement("lemma5",
+@statement("lemma5", refutes=(RANK_DROP, NON_STRICT),
            requires=("||A - B||_2 < sigma_min^+(A)",),
            measure="rank drops", H=1, n=3, d=5, T=2)
 def check_lemma5(instance, *, prec: int = 128, seed: int = 0, count: int = 4, **options) -> Evidence:

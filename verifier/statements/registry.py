@@ -91,6 +91,8 @@ class Statement:
     reads_given: bool = False  # certifies on Instance.exact_array (the values given), not the float64 copy
     margin: str = ""  # what Evidence.margin measures, in words (the report's column)
     measure: str = ""  # the key of Evidence.measured the report shows (its largest value)
+    exists: bool = False  # an existence statement ("there are weights ..."): refuted only if NO choice works
+    refutes: tuple = ()  # every Refutation its checker may conclude FALSE with (docs/VERDICT_PATHS.md)
 
     @property
     def implemented(self) -> bool:
@@ -205,7 +207,8 @@ def paper_of(sid: str) -> Paper:
 
 
 def statement(sid: str, *, requires: tuple[str, ...] = (), writes_weights: bool = False, margin: str = "",
-              measure: str = "", reads_given: bool = False, **defaults):
+              measure: str = "", reads_given: bool = False, exists: bool = False, refutes: tuple = (),
+              **defaults):
     """Register ``check`` as the checker of statement ``sid``; ``defaults``
     override the CLI's instance options for this statement.
 
@@ -217,7 +220,12 @@ def statement(sid: str, *, requires: tuple[str, ...] = (), writes_weights: bool 
     its Evidence.measured the report tabulates (largest over instances);
     ``reads_given``: its certificates read the values the user gave
     (``Instance.exact_array``), so a float64 copy that rounds them (int64
-    beyond 2^53, long double) does not make its verdict one on rounded data."""
+    beyond 2^53, long double) does not make its verdict one on rounded data;
+    ``exists``: an existence statement (refuted only by a proof that no
+    choice works); ``refutes``: every
+    :class:`~verifier.statements.refutations.Refutation` its checker may
+    conclude FALSE with (the runner refuses any other: the inventory
+    docs/VERDICT_PATHS.md is complete)."""
     if sid not in REGISTRY:
         raise KeyError(f"unknown statement id {sid!r}: add it to its paper's catalogue first")
 
@@ -228,6 +236,7 @@ def statement(sid: str, *, requires: tuple[str, ...] = (), writes_weights: bool 
         st.defaults = dict(defaults)
         st.requires, st.writes_weights, st.reads_given = tuple(requires), bool(writes_weights), bool(reads_given)
         st.margin, st.measure = margin, measure
+        st.exists, st.refutes = bool(exists), tuple(refutes)
         mod = importlib.import_module(fn.__module__)
         st.doc = (mod.__doc__ or "").strip()
         return fn
