@@ -55,7 +55,7 @@ from verifier.arith.float_certificates import METHOD as FLOAT_METHOD
 from verifier.arith.rank import certify_rank_lower_bound, certify_rank_lower_bound_lazy, numerical_rank
 from verifier.arith.rank_caps import DIMENSIONS, RankCap, check_against_cap, structural_rank_cap
 from verifier.data.instances import make_instance
-from verifier.errors import ConstructionFailed
+from verifier.errors import ConstructionFailed, InsufficientPrecision
 from verifier.model import mha as model
 from verifier.model.mha_balls import feature_matrix_ball
 from verifier.model.mha_float import feature_columns_float_ball
@@ -259,7 +259,12 @@ def check_proposition1(instance, *, prec: int = 128, seed: int = 0, claimed_rank
                         trail=[Step(f"Construction failed at {exc.step}", exc.step, {"message": str(exc)})])
     trail = construction_trail(instance, con)
     k = min(claimed, instance.T)  # beyond the induction's rows too: the certificate must refuse what is false
-    cert = certify_construction_rank(instance, con, k, prec=prec, cap=cap)
+    try:
+        cert = certify_construction_rank(instance, con, k, prec=prec, cap=cap)
+    except InsufficientPrecision as exc:  # the hypotheses stay in the evidence
+        return conclude("proposition1", Decision.UNDECIDED, claimed=claim_text, hypotheses=hyps, prec_bits=prec,
+                        measured={"induction_rank": len(con.basis)}, method="arb balls", trail=trail,
+                        reason=f"rank(Z) >= {claimed} not decided at --prec {prec} ({exc}): raise --prec")
     measured = {"certified_rank": cert.certified_k, "induction_rank": len(con.basis),
                 "numerical_rank_of_rows": int(np.linalg.matrix_rank(con.Z[list(con.basis)])) if len(con.basis) else 0}
     certificates = [{"kind": "rank >= k: nonsingular minor", **cert.to_dict()}]

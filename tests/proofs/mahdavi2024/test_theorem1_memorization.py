@@ -154,3 +154,25 @@ def test_caps_first_in_step2_the_issue_case():
     rank = next(h for h in ev.hypotheses if h.name == "rank(Z) = T")
     assert rank.status == "refuted" and rank.detail.startswith("rank(Z) <= 5 < T = 6 for ANY weights")
     assert "raise --prec" not in ev.reason
+
+
+def test_a_float_range_error_in_the_minor_falls_back_to_arb():
+    """Issue 32: k = T > 64 (the float path), one token of every context 1e6 times the others: logit
+    differences of order -1e15 and below, the float softmax refuses the batch (FloatRangeError, raised
+    while the minor is built).  It used to end the check ('inconclusive, raise --prec' at any --prec, the
+    --json evidence without its hypotheses); now arb certifies rank(Z) = T, the method says so, and the
+    same instance unscaled is certified by the float path, labelled so (53 bits)."""
+    import json
+
+    from verifier.data.instances import from_arrays
+
+    base = make_instance(H=12, n=7, d=8, T=69, seed=0)
+    E = np.array(base.contexts)
+    E[:, 0, :] *= 1e6
+    ev = check_theorem1(from_arrays(E, base.queries, base.labels, H=12))
+    assert ev.verdict != "error" and ev.certified and ev.measured["certified_rank"] == 69
+    assert ev.method.startswith("rank(Z) = T: arb balls") and ev.prec_bits >= 128
+    assert "float path failed (FloatRangeError" in ev.certificates[0]["method"]
+    assert len(json.loads(ev.to_json())["hypotheses"]) == len(ev.hypotheses) >= 6
+    plain = check_theorem1(base)
+    assert plain.method.startswith("rank(Z) = T: float64 verification") and plain.prec_bits == 53
