@@ -237,7 +237,8 @@ def check_dana_thm2(instance, *, prec: int = 128, seed: int = 0, claim: str = "b
         gram_ok = certainly_less_equal(arb(off) / den, C)
         rhs, rows, negative = entropy_bound(inst, C)
     trail = [Step(f"W: {how}; exact Gram", "(T2)", {"max |W W^T - I|": off / den, "C": float(C.mid()),
-                                                   "C < 1/2": float(C.mid()) < 0.5}),
+                                                   "C < 1/2": {Decision.TRUE: True, Decision.FALSE: False}.get(
+                                                       certainly_less(C, arb(1) / 2), "undecided")}),
              Step("RHS of Thm. 2 in balls", "Thm. 2", {"RHS": str(rhs), "per sequence (pi_g, entropy, term)": rows[:8]})]
     T3 = all(G[j, k] < G[k, k] for j in range(N) for k in range(N) if j != k)
     trail.append(Step("(T3) lambda(t) exists iff W_j.W_g < ||W_g||^2 for every j != g (exact)", "T3", {"holds": T3}))

@@ -91,7 +91,9 @@ class GramRoot:
         if self.exact is not None:
             return arb(self.exact)
         with workprec(prec):
-            roots = sorted((c.real for c, _ in self.factor.complex_roots()), key=lambda x: float(x.mid()))
+            # isolated (disjoint) balls ordered by their EXACT midpoints: float64 roundings may tie (a root
+            # below 1e-308 reads 0), and the index must name the same root at every precision (issue 32)
+            roots = sorted((c.real for c, _ in self.factor.complex_roots()), key=lambda x: x.mid())
         return roots[self.index]
 
 
@@ -142,8 +144,8 @@ def perturbation_hypothesis(A: fmpq_mat, B: fmpq_mat, *, strict: bool = True, pr
     else:
         dec = Decision.UNDECIDED
     with workprec(prec):
-        s2 = min((r.ball(prec) for r in rho), key=lambda x: float(x.mid()))
-        n2 = max((m.ball(prec) for m in mu), key=lambda x: float(x.mid()))
+        s2 = min((r.ball(prec) for r in rho), key=lambda x: x.mid())
+        n2 = max((m.ball(prec) for m in mu), key=lambda x: x.mid())
         info = {"sigma_min^+(A)": str(s2.sqrt()), "||A - B||_2": str(n2.sqrt()), "equality (exact)": "=" in rel}
     info["relation"] = {Decision.TRUE: "<" if strict else "<=", Decision.FALSE: ">=" if strict else ">",
                         Decision.UNDECIDED: "?"}[dec]

@@ -163,6 +163,9 @@ def rank_cap_hypothesis(instance, cap: RankCap, name: str = "rank(Z) = T attaina
         return None
     detail = f"rank(Z) <= {cap.cap} < T = {T} for ANY weights ({cap.why})"
     precision = getattr(instance, "precision", None)
+    if cap.why != DIMENSIONS and getattr(instance, "rounded", None):  # the equalities of a float64 rounding
+        return Hypothesis(name, "evidence", f"{detail}, read on the float64 rounding of the values given "
+                                            f"({'; '.join(instance.rounded.values())}): they may differ")
     if cap.why == DIMENSIONS or precision is None or precision.exact_for("contexts", "queries"):
         return Hypothesis(name, "refuted", detail)
     return Hypothesis(name, "evidence", f"{HOLDS}: {detail}, from exact equalities of the stored values "

@@ -176,3 +176,22 @@ def test_a_float_range_error_in_the_minor_falls_back_to_arb():
     assert len(json.loads(ev.to_json())["hypotheses"]) == len(ev.hypotheses) >= 6
     plain = check_theorem1(base)
     assert plain.method.startswith("rank(Z) = T: float64 verification") and plain.prec_bits == 53
+
+
+def test_a_cap_read_on_a_rounded_float64_copy_refutes_nothing():
+    """Two long-double contexts that differ below float64's resolution are equal in the float64 copy: the
+    'repeated examples' cap is about that rounding, so rank(Z) = T is not refuted by it (issue 32)."""
+    from proofs.mahdavi2024.proposition1_rank_induction import rank_cap_hypothesis
+    from verifier.arith.rank_caps import structural_rank_cap
+    from verifier.data.instances import from_arrays
+
+    base = make_instance(H=2, n=2, d=3, T=3, seed=0)
+    E, e = np.array(base.contexts, dtype=np.longdouble), np.array(base.queries, dtype=np.longdouble)
+    E[1], e[1] = E[0], e[0]
+    E[1, 0, 0] += np.ldexp(np.longdouble(abs(E[0, 0, 0])), -60)  # a different real, the same float64
+    inst = from_arrays(E, e, base.labels, H=2)
+    assert inst.rounded and np.array_equal(inst.contexts[0], inst.contexts[1])
+    cap = structural_rank_cap(inst.contexts, inst.queries, inst.H)
+    assert cap.cap == 2 < inst.T  # the float64 copy has a repeated example
+    h = rank_cap_hypothesis(inst, cap)
+    assert h.status == "evidence" and "float64 rounding" in h.detail
