@@ -197,7 +197,8 @@ def check_dana_lemma2(instance, *, prec: int = 128, seed: int = 0, claim: str = 
                     measured={"certified rank": cert.certified_k, "claimed": k, "construction": label,
                               "rank cap (all parameters)": caps["cap"]},
                     hypotheses=[Hypothesis("T0 sequences, distinct", "certified", f"T0 = {T0}")],
-                    certified=decision is Decision.TRUE, method="arb balls (nonsingular minor)",
+                    certified=decision is Decision.TRUE,
+                    method=f"{cert.certified_by} (nonsingular minor)",  # what certified it
                     prec_bits=cert.prec_bits, margin=1.0 - cert.residual_norm_upper
                     if np.isfinite(cert.residual_norm_upper) else None,
                     certificates=[{"kind": "rank A >= k: nonsingular minor", **cert.to_dict()}] + certs,

@@ -51,7 +51,6 @@ from dataclasses import replace
 import numpy as np
 
 from verifier.arith.compare import Decision, workprec
-from verifier.arith.float_certificates import METHOD as FLOAT_METHOD
 from verifier.arith.rank import certify_rank_lower_bound, certify_rank_lower_bound_lazy, numerical_rank
 from verifier.arith.rank_caps import DIMENSIONS, RankCap, check_against_cap, structural_rank_cap
 from verifier.data.instances import make_instance
@@ -175,7 +174,7 @@ def rank_cap_hypothesis(instance, cap: RankCap, name: str = "rank(Z) = T attaina
 def rank_method(cert) -> str:
     """What certified rank(Z) >= k, in the evidence's words: the float64
     verification or arb balls, as the certificate's own ``method`` says."""
-    return "float64 verification (a priori bounds)" if cert.method.startswith(FLOAT_METHOD) else "arb balls"
+    return cert.certified_by
 
 
 def rank_claim_decision(cert, claimed: int, cap: int) -> Decision:

@@ -147,6 +147,12 @@ class RankLowerBound:
         """The rank lower bound actually proved (0 when not certified)."""
         return certified_rank(self.k, self.decision)
 
+    @property
+    def certified_by(self) -> str:
+        """The path that decided, in an evidence's words: the float64
+        verification (53 bits) or arb balls (after a float failure too)."""
+        return "float64 verification (a priori bounds)" if self.method.startswith(FLOAT_METHOD) else "arb balls"
+
     def to_dict(self) -> dict:
         r = self.residual_norm_upper
         return {
