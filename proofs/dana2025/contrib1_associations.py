@@ -38,12 +38,12 @@ from verifier.data.sequences import from_sequences
 from verifier.statements.evidence import Evidence
 from verifier.statements.registry import negative_control, statement
 
-from .corollary1_associations import check_associations
+from .corollary1_associations import NO_AOT, check_associations
 
 __all__ = ["check_dana_contrib1"]
 
 
-@statement("dana_contrib1", writes_weights=True,
+@statement("dana_contrib1", writes_weights=True, exists=True, refutes=(NO_AOT,),
            requires=("Assumption 1 (point masses)", "T0 <= H d_h + d", "d_h <= d (App. A.1)"),
            N=8, S=2, d=3, d_h=2, H=2)
 def check_dana_contrib1(instance, *, prec: int = 128, seed: int = 0, save_weights: str | None = None,

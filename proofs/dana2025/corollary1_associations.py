@@ -45,12 +45,23 @@ from verifier.arith.compare import Decision
 from verifier.data.sequences import from_sequences
 from verifier.model.aot import AoTWeights, parameter_count
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import construction, negative_control, statement
 
 from .associations import certified_margins, impossible_table, memorize_table
 from .exact_route import exact_route_trail_data
 
 __all__ = ["check_dana_corollary1", "check_associations"]
+
+
+#: an exact reason no AoT of these sizes memorizes the table (d = 1 ordering, H = 0 identical logits)
+NO_AOT = Refutation("no-choice-works", "an exact impossibility for EVERY AoT of these sizes: with d = 1 one of three "
+                    "distinct targets is never a strict argmax (ordering), or with H = 0 two sequences with the same "
+                    "last token get identical logits")
+#: the upper-bound reading refuted by certified weights memorizing more than H d_h + d associations
+UPPER_READING = Refutation("counterexample", "float64 weights whose every margin is certified positive (arb "
+                           "balls) memorize T0 > H d_h + d associations",
+                           variant="claim='upper': 'at most H d_h + d associations' (Sec. 3, Sec. 7)")
 
 
 def _hyp(name, ok, detail):
@@ -78,7 +89,7 @@ def check_associations(sid: str, inst, *, d_required: int | None, prec: int = 12
         trail.append(Step("Exact impossibility", "ordering / identical logits", imp))
         return conclude(sid, Decision.FALSE, claimed=claimed, measured={"impossible": imp["why"]}, hypotheses=hyps,
                         certified=True, method="exact", certificates=[imp["certificate"]], trail=trail,
-                        reason=imp["why"])
+                        reason=imp["why"], refutation=NO_AOT)
     applies = all(h.status == "certified" for h in hyps)  # outside them: the route only, no optimization
     res = memorize_table(inst, seed=seed, prec=prec, optimize=applies)
     if res["route"] is not None:
@@ -94,7 +105,7 @@ def check_associations(sid: str, inst, *, d_required: int | None, prec: int = 12
             np.savez(save_weights, sequences=inst.sequences, targets=inst.targets, N=inst.N,
                      certified_min_margin=res["min margin"], **res["weights"].as_arrays())
             trail.append(Step("Weights saved", "--save-weights", {"path": str(save_weights)}))
-    decision = res["decision"] if res["decision"] is Decision.TRUE else Decision.UNDECIDED
+    decision = Decision.TRUE if res["decision"] is Decision.TRUE else Decision.UNDECIDED  # a miss refutes nothing
     return conclude(sid, decision, claimed=claimed, measured=measured, hypotheses=hyps,
                     certified=decision is Decision.TRUE, method=f"arb balls ({res['method']})", prec_bits=prec,
                     margin=res.get("min margin"), trail=trail,
@@ -134,10 +145,11 @@ def check_upper_reading(inst, weights: AoTWeights, *, prec: int = 128) -> Eviden
                     measured={"memorized (certified)": int(sum(m > 0 for m in lows)), "T0": inst.T0,
                               "smallest margin >=": low}, certified=refuted, method="arb balls (given float64 weights)",
                     prec_bits=prec, margin=low,
-                    reason=f"certified weights memorize all {inst.T0} > {X} associations" if refuted else "")
+                    reason=f"certified weights memorize all {inst.T0} > {X} associations" if refuted else "",
+                    refutation=UPPER_READING)
 
 
-@statement("dana_corollary1", writes_weights=True,
+@statement("dana_corollary1", writes_weights=True, exists=True, refutes=(NO_AOT, UPPER_READING),
            requires=("Assumption 1 (point masses)", "d = 2", "T0 <= H d_h + d", "d_h <= d (App. A.1)"),
            N=6, S=2, d=2, d_h=1, H=2)
 def check_dana_corollary1(instance, *, prec: int = 128, seed: int = 0, save_weights: str | None = None,

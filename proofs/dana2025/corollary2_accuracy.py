@@ -47,6 +47,7 @@ import numpy as np
 from verifier.arith.compare import Decision
 from verifier.data.sequences import make_sequence_instance
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 from .associations import memorize_table
@@ -59,7 +60,12 @@ def accuracy_bound(N: int, T0: int, X: int) -> Fraction:
     return Fraction(1, N) + (1 - Fraction(1, N)) * Fraction(X, T0)
 
 
-@statement("dana_corollary2", requires=("Assumption 1 (point masses)", "uniform prior"), N=6, S=2, d=2, d_h=1, H=2)
+#: phi > 1: no accuracy reaches it, whatever the AoT
+PHI_ABOVE_ONE = Refutation("no-choice-works", "phi = 1/N + (1-1/N)(H d_h + d)/T0 > 1 >= the accuracy of EVERY AoT "
+                           "(exact rationals)")
+
+
+@statement("dana_corollary2", exists=True, refutes=(PHI_ABOVE_ONE,), requires=("Assumption 1 (point masses)", "uniform prior"), N=6, S=2, d=2, d_h=1, H=2)
 def check_dana_corollary2(instance, *, prec: int = 128, seed: int = 0, **options) -> Evidence:
     inst = instance
     X = inst.H * inst.d_h + inst.d
@@ -77,7 +83,8 @@ def check_dana_corollary2(instance, *, prec: int = 128, seed: int = 0, **options
         return conclude("dana_corollary2", Decision.FALSE, claimed=claimed,
                         measured={"phi": str(phi), "largest possible accuracy": 1}, hypotheses=hyps, certified=True,
                         method="exact rationals", margin=float(phi - 1), trail=trail,
-                        reason=f"(C1) H d_h + d = {X} > T0 = {inst.T0}: phi = {phi} > 1 >= any accuracy")
+                        reason=f"(C1) H d_h + d = {X} > T0 = {inst.T0}: phi = {phi} > 1 >= any accuracy",
+                        refutation=PHI_ABOVE_ONE)
     K = min(inst.T0, X)
     best = None
     for a in range(3):

@@ -62,6 +62,7 @@ from verifier.data.instances import rng_for
 from verifier.data.sequences import from_sequences
 from verifier.model.aot_balls import attention_outputs_ball, embed_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import construction, negative_control, statement
 
 from .rank_ceilings import lemma2_caps, prove_convex_shift, prove_head_difference, prove_single_token_softmax
@@ -129,7 +130,16 @@ def hyperplane_step(inst, e, pos, *, seed: int, prec: int) -> dict:
             "images f(W) with certified rank": cert.certified_k, "dimension d T0": m}
 
 
-@statement("dana_lemma2", N=5, S=2, d=4, H=2, T0=8)
+#: a rank cap below min(T0, Hd) for EVERY e, pos, W_QK (sympy identities + an exact formal rank)
+RANK_CAP = Refutation("no-choice-works", "rank{A(t)} <= a cap below min(T0, Hd) for EVERY e, pos, W_QK (sympy "
+                      "identities and an exact formal rank)")
+#: proof step (c): an exact v_t with v_t^T x(t, s) = 0 puts im f in a hyperplane for every W
+HYPERPLANE = Refutation("counterexample", "a sequence spanning fewer than d dimensions: an exact v_t orthogonal to "
+                        "its tokens puts {f(W)} in a hyperplane for every W",
+                        variant="claim='hyperplane': proof step (c) on its own")
+
+
+@statement("dana_lemma2", exists=True, refutes=(RANK_CAP, HYPERPLANE), N=5, S=2, d=4, H=2, T0=8)
 def check_dana_lemma2(instance, *, prec: int = 128, seed: int = 0, claim: str = "rank", **options) -> Evidence:
     inst = instance
     N, S, d, H, T0 = inst.N, inst.S, inst.d, inst.H, inst.T0
@@ -154,13 +164,14 @@ def check_dana_lemma2(instance, *, prec: int = 128, seed: int = 0, claim: str = 
                         certified=step["decision"] is not Decision.UNDECIDED, method="exact rationals / arb balls",
                         prec_bits=prec, certificates=[step], trail=trail,
                         reason="a sequence spans fewer than d dimensions: an exact hyperplane contains im f (L2)"
-                        if step["decision"] is Decision.FALSE else "")
+                        if step["decision"] is Decision.FALSE else "", refutation=HYPERPLANE)
     claimed = f"rank{{A(t)}} >= min(T0, Hd) = {k}"
     if caps["cap"] < k and shift.holds and single.holds and heads.holds:
         trail.append(Step("The cap is below the claim for EVERY parameter choice", "L1", {"cap": caps["cap"]}))
         return conclude("dana_lemma2", Decision.FALSE, claimed=claimed,
                         measured={"rank cap (all e, pos, W)": caps["cap"], "claimed": k, **caps},
                         certified=True, method="sympy identities + exact formal rank", certificates=certs,
+                        refutation=RANK_CAP,
                         trail=trail, reason=f"every choice gives rank <= {caps['cap']} < {k} "
                         + ("(S = 1: every head outputs x(t,1))" if S == 1 else
                            "(heads differ within the span of the differences: min(d,R) + (H-1) min(d,D))"
@@ -186,7 +197,8 @@ def check_dana_lemma2(instance, *, prec: int = 128, seed: int = 0, claim: str = 
                     measured={"certified rank": cert.certified_k, "claimed": k, "construction": label,
                               "rank cap (all parameters)": caps["cap"]},
                     hypotheses=[Hypothesis("T0 sequences, distinct", "certified", f"T0 = {T0}")],
-                    certified=decision is Decision.TRUE, method="arb balls (nonsingular minor)",
+                    certified=decision is Decision.TRUE,
+                    method=f"{cert.certified_by} (nonsingular minor)",  # what certified it
                     prec_bits=cert.prec_bits, margin=1.0 - cert.residual_norm_upper
                     if np.isfinite(cert.residual_norm_upper) else None,
                     certificates=[{"kind": "rank A >= k: nonsingular minor", **cert.to_dict()}] + certs,

@@ -51,6 +51,7 @@ from verifier.data.sequences import from_sequences
 from verifier.model.aot import AoTWeights
 from verifier.model.aot_balls import BallAoT, dkl_ball, logits_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 from .capacity_bounds import linear_class_upper
@@ -74,7 +75,12 @@ def linear_class_lower(inst) -> tuple[arb, str]:
     return arb(0), "KL >= 0"
 
 
-@statement("dana_prop1", N=5, S=2, d=2, H=1)
+#: an unembedding bias takes the logits out of L: d_KL(pi, T_b) certainly below the floor of d_KL(pi, L)
+BIAS = Refutation("counterexample", "logits with an unembedding bias: d_KL(pi, T_b) certainly below a lower bound of "
+                  "d_KL(pi, L) (arb balls, exact ordering)", variant="bias: an unembedding bias, outside Eq. (2)")
+
+
+@statement("dana_prop1", refutes=(BIAS,), N=5, S=2, d=2, H=1)
 def check_dana_prop1(instance, *, prec: int = 128, seed: int = 0, weights: AoTWeights | None = None,
                      bias=None, **options) -> Evidence:
     inst = instance
@@ -100,13 +106,13 @@ def check_dana_prop1(instance, *, prec: int = 128, seed: int = 0, weights: AoTWe
         trail.append(Step("T = W_U r(t): the N - d left null vectors of W_U annihilate every logit ball", "Prop. 1",
                           {"null vectors": len(nulls), "all balls contain 0": annihilated}))
         above = certainly_less(low, value) if low > 0 else Decision.TRUE
-        decision = Decision.TRUE if annihilated and above is Decision.TRUE else Decision.UNDECIDED
-        return conclude("dana_prop1", decision, claimed=claimed,
+        holds = Decision.TRUE if annihilated and above is Decision.TRUE else Decision.UNDECIDED
+        return conclude("dana_prop1", holds, claimed=claimed,
                         measured={"d_KL(pi, T)": v_up, "d_KL(pi, L) >=": max(0.0, low_low),
                                   "T in L": annihilated},
                         hypotheses=[Hypothesis("logits = W_U r(t), r(t) in R^d (Eq. (2))", "certified",
                                                "the model computes W_U times the residual stream")],
-                        certified=decision is Decision.TRUE, method="structure + arb balls", prec_bits=prec,
+                        certified=holds is Decision.TRUE, method="structure + arb balls", prec_bits=prec,
                         margin=margin, trail=trail)
     up = linear_class_upper(inst)
     if certainly_less(value, low) is Decision.TRUE:
@@ -121,7 +127,7 @@ def check_dana_prop1(instance, *, prec: int = 128, seed: int = 0, weights: AoTWe
                     certified=decision is not Decision.UNDECIDED, method="arb balls + exact ordering", prec_bits=prec,
                     margin=margin, trail=trail,
                     reason=f"with a bias the logits leave L: d_KL(pi, T_b) <= {v_up:.3g} < {low_low:.3g} "
-                    "<= d_KL(pi, L)" if decision is Decision.FALSE else "")
+                    "<= d_KL(pi, L)" if decision is Decision.FALSE else "", refutation=BIAS)
 
 
 @negative_control("dana_prop1", "neg_prop1_bias: N = 3, d = 1, targets 1, 2, 3, logits lambda (w r + b) with a bias "

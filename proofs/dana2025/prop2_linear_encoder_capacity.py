@@ -50,6 +50,7 @@ from verifier.arith.structure import SymbolicIdentity
 from verifier.data.sequences import from_sequences, make_sequence_instance
 from verifier.model.aot_balls import kl_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import construction, negative_control, statement
 
 from .kl_lower_bounds import ordering_floor, subspace_floor
@@ -121,7 +122,15 @@ def _part_b(N: int, d: int, prec: int) -> tuple[Decision, dict]:
                              "certificate": fl})
 
 
-@statement("dana_prop2", N=3, S=2, d=2, H=1, conditionals="positive")
+#: (a) at d < N - 1: the witness pi of (b) has a certified positive floor
+PART_A_WITNESS = Refutation("counterexample", "a distribution pi (the witness of (b)) with d_KL(pi, L) >= a certified "
+                            "positive floor (exact ordering, or Pinsker + Eckart-Young in balls)")
+#: the same with the hypothesis d >= N - 1 dropped by the caller
+PART_A_DROPPED = Refutation("counterexample", "a distribution pi with d_KL(pi, L) >= a certified positive floor at "
+                            "d < N - 1", variant="drop_hypothesis: (a) without d >= N - 1")
+
+
+@statement("dana_prop2", refutes=(PART_A_WITNESS, PART_A_DROPPED), N=3, S=2, d=2, H=1, conditionals="positive")
 def check_dana_prop2(instance, *, prec: int = 128, seed: int = 0, part: str | None = None,
                      drop_hypothesis: bool = False, **options) -> Evidence:
     inst = instance
@@ -136,6 +145,7 @@ def check_dana_prop2(instance, *, prec: int = 128, seed: int = 0, part: str | No
             decision = Decision.FALSE if decision is Decision.TRUE else Decision.UNDECIDED
             return conclude("dana_prop2", decision, claimed=claimed, measured=data, hypotheses=hyps,
                             certified=decision is Decision.FALSE, method="exact / arb balls", prec_bits=prec,
+                            refutation=PART_A_DROPPED if drop_hypothesis else PART_A_WITNESS,
                             certificates=[data["certificate"]], reason=f"d = {d} < N - 1: the witness pi has "
                             f"d_KL(pi, L) >= {data['d_KL(pi, L) >=']:.3g} > 0",
                             trail=[Step("witness of (b)", "Prop. 2(b)", {k: v for k, v in data.items()
@@ -144,20 +154,21 @@ def check_dana_prop2(instance, *, prec: int = 128, seed: int = 0, part: str | No
         value = part_a_dkl(inst, prec=prec)
         bound = np.log1p((N - 1) * np.exp(-40.0)) * 1.01
         consistent = certainly_less_equal(value, arb(bound))
-        decision = Decision.TRUE if proof.holds and consistent is Decision.TRUE else Decision.UNDECIDED
-        return conclude("dana_prop2", decision, claimed=claimed,
+        holds = Decision.TRUE if proof.holds and consistent is Decision.TRUE else Decision.UNDECIDED
+        return conclude("dana_prop2", holds, claimed=claimed,
                         measured={"d_KL(pi, f) at lambda = 40 (ball upper bound)": upper(value),
                                   "zeros in the conditionals": int(np.sum(inst.conditionals == 0))},
-                        hypotheses=hyps, certified=decision is Decision.TRUE, method="sympy + arb balls",
+                        hypotheses=hyps, certified=holds is Decision.TRUE, method="sympy + arb balls",
                         prec_bits=prec, certificates=[proof.to_dict()],
                         trail=[Step("W = [e_j - e_N] spans 1^perp; E(t) = coordinates of P log pi_t (-lambda off "
                                     "the support)", "Prop. 2(a), reconstructed", {"d": d, "N - 1": N - 1}),
                                Step("softmax(P log p) = p symbolically; the instance's d_KL in balls", "sympy, arb",
                                     {"d_KL upper": upper(value)})])
     hyps = [Hypothesis("d < N - 1", "certified" if d < N - 1 else "refuted", f"d = {d}, N = {N}")]
-    decision, data = _part_b(N, d, prec)
-    return conclude("dana_prop2", decision, claimed="(b) some pi has d_KL(pi, L) > 0", measured=data, hypotheses=hyps,
-                    certified=decision is Decision.TRUE, method="exact ordering / arb (Pinsker + Eckart-Young)",
+    witness, data = _part_b(N, d, prec)  # a witness pi certified (TRUE) or not: never a proof that none exists
+    found = Decision.TRUE if witness is Decision.TRUE else Decision.UNDECIDED
+    return conclude("dana_prop2", found, claimed="(b) some pi has d_KL(pi, L) > 0", measured=data, hypotheses=hyps,
+                    certified=found is Decision.TRUE, method="exact ordering / arb (Pinsker + Eckart-Young)",
                     prec_bits=prec, certificates=[data["certificate"]],
                     trail=[Step("The witness and its certified floor", "Prop. 2(b)",
                                 {k: v for k, v in data.items() if k != "certificate"})])

@@ -49,6 +49,7 @@ from flint import arb, fmpq
 from verifier.arith.compare import Decision, certainly_less, certainly_less_equal, upper, workprec
 from verifier.data.sequences import from_sequences
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import construction, negative_control, statement
 
 from .kl_lower_bounds import ordering_floor
@@ -99,7 +100,22 @@ def _limit_proof():
     return sp.limit(sp.log(1 + n * sp.exp(-lam * m)), lam, sp.oo) == 0
 
 
-@statement("dana_prop3", requires=("Assumption 1 (point masses)", "d >= 2"), N=5, S=2, d=2, H=1)
+#: d = 1: every W leaves one target short of a strict argmax (exact ordering floor)
+D1_ORDERING = Refutation("no-choice-works", "d = 1: for EVERY W one of three distinct targets is never a strict argmax, "
+                         "d_KL >= an exact positive floor (ordering)")
+#: the same with the hypothesis d >= 2 dropped by the caller
+D1_DROPPED = Refutation("no-choice-works", "d = 1: for EVERY W one of three distinct targets is never a strict "
+                        "argmax (exact ordering)", variant="require_d2=False: Prop. 3 without d >= 2")
+#: the verbatim rate bound certainly exceeded
+RATE = Refutation("counterexample", "d_KL(pi, f_lambda) of the verbatim circle construction certainly above "
+                  "(N-1) e^-lambda (arb balls)", variant="rate=True: the rate (N-1) e^-lambda at one lambda")
+#: our rational circle construction missed its reconstructed bound at some eta: SOME f still may do
+CIRCLE_MISSED = Refutation("failed-construction", "the rational circle construction's d_KL certainly above its "
+                           "reconstructed bound (or the bound above eta) at some eta: d_KL(pi, L) = 0 is an "
+                           "infimum that other weights may reach")
+
+
+@statement("dana_prop3", exists=True, refutes=(D1_ORDERING, D1_DROPPED, RATE, CIRCLE_MISSED), requires=("Assumption 1 (point masses)", "d >= 2"), N=5, S=2, d=2, H=1)
 def check_dana_prop3(instance, *, prec: int = 128, seed: int = 0, rate: bool = False, lam: float = 20.0,
                      require_d2: bool = True, **options) -> Evidence:
     inst = instance
@@ -120,7 +136,7 @@ def check_dana_prop3(instance, *, prec: int = 128, seed: int = 0, rate: bool = F
         return conclude("dana_prop3", dec, claimed=f"rate: d_KL(pi, f_lambda) <= (N-1) e^-lambda at lambda = {lam}",
                         measured={"d_KL(pi, f_lambda) (verbatim cos/sin, ball)": str(value),
                                   "(N-1) e^-lambda": str(claim)}, hypotheses=hyps, certified=dec is not Decision.UNDECIDED,
-                        method="arb balls", prec_bits=prec,
+                        method="arb balls", prec_bits=prec, refutation=RATE,
                         trail=[Step("verbatim W_j = (cos 2 pi j/N, sin 2 pi j/N), E(t) = W_g", "App. A.5", {"N": N})])
     if d < 2:
         fl = ordering_floor(g, w)
@@ -128,7 +144,8 @@ def check_dana_prop3(instance, *, prec: int = 128, seed: int = 0, rate: bool = F
         return conclude("dana_prop3", dec, claimed="d_KL(pi, L) = 0", hypotheses=hyps, certified=True,
                         measured={"d_KL(pi, L) >= (d = 1 ordering floor)": str(fl["floor"])}, method="exact ordering",
                         certificates=[{k: str(v) for k, v in fl.items()}],
-                        reason=f"d = 1: every W leaves a target short of a strict argmax, d_KL >= {fl['floor']}")
+                        reason=f"d = 1: every W leaves a target short of a strict argmax, d_KL >= {fl['floor']}",
+                        refutation=D1_ORDERING if require_d2 else D1_DROPPED)
     pts = rational_circle_points(N)
     G = _gram(pts)
     m = min(1 - G[j][k] for j in range(N) for k in range(N) if j != k)
@@ -153,7 +170,7 @@ def check_dana_prop3(instance, *, prec: int = 128, seed: int = 0, rate: bool = F
     return conclude("dana_prop3", decision, claimed="d_KL(pi, L) = 0 (an infimum over lambda)",
                     measured={"margin m = min 1 - u_j.u_g (exact)": str(m), "per eta": rows}, hypotheses=hyps,
                     certified=decision is not Decision.UNDECIDED, method="exact rationals + arb balls + sympy limit",
-                    prec_bits=prec, margin=ETAS[-1] - rows[-1]["bound upper"],
+                    prec_bits=prec, margin=ETAS[-1] - rows[-1]["bound upper"], refutation=CIRCLE_MISSED,
                     trail=[Step("N rational unit vectors u_j, E(t) = u_g(t), f = lambda W E", "App. A.5 (rational)",
                                 {"m": str(m)}),
                            Step("d_KL(pi, f_lambda) <= log(1 + (N-1) e^{-lambda m}) <= eta", "reconstructed bound",

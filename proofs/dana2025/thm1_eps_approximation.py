@@ -57,6 +57,7 @@ from verifier.arith.exact import to_fmpq_mat
 from verifier.data.instances import rng_for
 from verifier.model.aot_balls import BallAoT, ball_entry, dkl_ball, logits_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 from .exact_route import build_route
@@ -115,7 +116,18 @@ def eq13_bound(weights, conditionals, Lf, LT) -> tuple[arb, list]:
     return acc / total, per
 
 
-@statement("dana_thm1_eps", requires=("Assumption 2 (positive conditionals)", "T_eps <= H d_h + d", "d_h <= d"),
+#: (13) certainly violated for the route's T and the instance's f
+EQ13 = Refutation("counterexample", "|d_KL(pi, f) - d_KL(pi, T)| certainly above E_t ||delta_t - (pi_t . delta_t) 1||_inf "
+                  "(arb balls over every distribution the data stand for)")
+#: footnote 8 on the caller's orthogonal V: det(P1 V P1^T) = 0 exactly
+FOOTNOTE8 = Refutation("counterexample", "an orthogonal V (checked exactly) with det(P1 V P1^T) = 0 exactly",
+                       variant="claim='footnote8': footnote 8 on the caller's V")
+#: (13) with half its bound (a wrong constant), certainly violated
+HALVED = Refutation("counterexample", "|d_KL(pi, f) - d_KL(pi, T)| certainly above half the bound of (13)",
+                    variant="(13) with its bound halved")
+
+
+@statement("dana_thm1_eps", refutes=(EQ13, FOOTNOTE8, HALVED), requires=("Assumption 2 (positive conditionals)", "T_eps <= H d_h + d", "d_h <= d"),
            N=4, S=2, d=3, H=2, T0=8, conditionals="positive")
 def check_dana_thm1_eps(instance, *, prec: int = 128, seed: int = 0, claim: str = "eq13", V=None, k=None,
                         **options) -> Evidence:
@@ -125,7 +137,7 @@ def check_dana_thm1_eps(instance, *, prec: int = 128, seed: int = 0, claim: str 
         return conclude("dana_thm1_eps", res["decision"], claimed="footnote 8: P1 V P1^T invertible since V is "
                         "orthogonal", measured=res, hypotheses=[Hypothesis("V orthogonal", "certified" if
                                                                            res["V orthogonal (exact)"] else "refuted")],
-                        certified=True, method="exact rationals",
+                        certified=True, method="exact rationals", refutation=FOOTNOTE8,
                         reason=f"det(P1 V P1^T) = {res['det(P1 V P1^T)']}" if res["decision"] is Decision.FALSE else "")
     eps = DEFAULT_EPS if inst.eps is None else float(inst.eps)
     rows = heaviest_sequences(inst.weights, eps)
@@ -171,7 +183,7 @@ def check_dana_thm1_eps(instance, *, prec: int = 128, seed: int = 0, claim: str 
                     measured={"d_KL(pi,T)": upper(dT), "d_KL(pi,f)": upper(df), "bound": upper(B),
                               "T_eps": len(rows), "measured C": C_meas, "footnote 8 on this V": fn8["decision"].value},
                     hypotheses=hyps, certified=decision is not Decision.UNDECIDED, method="arb balls", prec_bits=prec,
-                    margin=upper(B) - upper(abs(dT - df)), trail=trail)
+                    margin=upper(B) - upper(abs(dT - df)), trail=trail, refutation=EQ13)
 
 
 @negative_control("dana_thm1_eps", "neg_p1vp1: footnote 8 with V = [[0,1],[1,0]] (orthogonal), P1 = [1 0]: "
@@ -198,4 +210,4 @@ def control_eq13_halved(*, prec: int = 128, seed: int = 0) -> Evidence:
         B, _ = eq13_bound([1], inst.conditionals, Lf, LT)
         decision = certainly_less_equal(abs(dT - df), B / 2)
     return conclude("dana_thm1_eps", decision, claimed="(13) with half the bound", measured={"|dKL diff|": upper(abs(dT - df)),
-                    "bound/2": upper(B / 2)}, certified=True, method="arb balls", prec_bits=prec)
+                    "bound/2": upper(B / 2)}, certified=True, method="arb balls", prec_bits=prec, refutation=HALVED)

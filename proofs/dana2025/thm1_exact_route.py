@@ -53,6 +53,7 @@ from verifier.data.instances import rng_for
 from verifier.data.sequences import from_sequences, make_sequence_instance
 from verifier.model.aot_balls import BallAoT, logits_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import construction, negative_control, statement
 
 from .capacity_bounds import capacity_impossibility
@@ -102,6 +103,14 @@ def _step_claim(step: str, inst, route, E, *, seed: int, prec: int):
     return ("step (iv): det G != 0", res["decision"], res, [])
 
 
+#: every AoT of these sizes stays kappa0 above d_KL(pi, L): the capacity reading fails for small gamma
+CAPACITY = Refutation("no-choice-works", "d_KL(pi, T) >= kappa0 for EVERY AoT with (d, d_h, H) (Pinsker + "
+                      "Eckart-Young in balls, or identical logits), certainly above an upper bound of d_KL(pi, L)")
+#: a step of the paper's route on its own, refuted on the instance
+ROUTE_STEP = Refutation("counterexample", "a certified counterexample to the route's step (head 0's limit, full-rank "
+                        "W_V keeping rank T0, or det G != 0)", variant="step=...: one step of the paper's route")
+
+
 def check_dana_thm1_eps0(instance, *, prec: int = 128, seed: int = 0, save_weights: str | None = None,
                          step: str | None = None, targets=None, route_params: RouteParameters | None = None,
                          **options) -> Evidence:
@@ -123,7 +132,7 @@ def check_dana_thm1_eps0(instance, *, prec: int = 128, seed: int = 0, save_weigh
                         prec_bits=prec, margin=cap["margin"], certificates=[cap["AoT floor"], cap["d_KL(pi,L) upper"]],
                         trail=trail, reason=f"every AoT with (d, d_h, H) = ({inst.d}, {inst.d_h}, {inst.H}) has "
                         f"d_KL >= {kappa:.3g} > d_KL(pi, L) = {cap['d_KL(pi,L) upper']['value']}: the capacity "
-                        f"reading fails for gamma < {kappa:.3g} ({cap['AoT floor']['method']})")
+                        f"reading fails for gamma < {kappa:.3g} ({cap['AoT floor']['method']})", refutation=CAPACITY)
     route = build_route(inst, W, E, seed=seed, prec=prec, params=route_params)
     data = exact_route_trail_data(route)
     trail.append(Step("Exact route: M = [x'_S; V^h A'^h], rank M = T0 by a nonsingular minor", "D1, Lemma 2", data))
@@ -133,7 +142,7 @@ def check_dana_thm1_eps0(instance, *, prec: int = 128, seed: int = 0, save_weigh
         return conclude("dana_thm1_eps0", decision, claimed=what, measured={k: v for k, v in res.items() if k != "decision"},
                         certified=decision is not Decision.UNDECIDED, method="exact rationals / arb balls / sympy",
                         prec_bits=prec, certificates=certs + [res], trail=trail,
-                        reason=res.get("why", "") if decision is Decision.FALSE else "")
+                        reason=res.get("why", "") if decision is Decision.FALSE else "", refutation=ROUTE_STEP)
     h0 = head0_limit(inst.sequences, route.params.e, route.params.pos)
     trail.append(Step("Paper step (i): head 0 = lambda I tends to x(t,S) iff g(t) > 0", "D5",
                       {k: v for k, v in h0.items() if k != "decision"}))
@@ -145,9 +154,9 @@ def check_dana_thm1_eps0(instance, *, prec: int = 128, seed: int = 0, save_weigh
                         certified=False, method="exact formal rank", certificates=certs, trail=trail,
                         reason=f"route impossible: rank M <= {route.ceilings['ceiling']} < T0 = {inst.T0} for every "
                         "x', K, V (D1); this does not refute the theorem")
-    decision = Decision.TRUE if route.rank_certified and route.det_decision is Decision.TRUE else Decision.UNDECIDED
+    route_ok = Decision.TRUE if route.rank_certified and route.det_decision is Decision.TRUE else Decision.UNDECIDED
     margin = None
-    if decision is Decision.TRUE:
+    if route_ok is Decision.TRUE:
         with workprec(prec):
             L = logits_ball(inst.sequences, route.ball_model)
         target = (W @ E).T
@@ -161,14 +170,14 @@ def check_dana_thm1_eps0(instance, *, prec: int = 128, seed: int = 0, save_weigh
         if save_weights:
             write_weights(save_weights, inst, route, W, E, residual)
             trail.append(Step("Weights saved", "--save-weights", {"path": str(save_weights)}))
-    return conclude("dana_thm1_eps0", decision, claimed=claimed, measured=measured, hypotheses=hyps,
-                    certified=decision is Decision.TRUE, method="arb balls (minor + det G)", prec_bits=prec,
+    return conclude("dana_thm1_eps0", route_ok, claimed=claimed, measured=measured, hypotheses=hyps,
+                    certified=route_ok is Decision.TRUE, method="arb balls (minor + det G)", prec_bits=prec,
                     margin=margin, certificates=certs, trail=trail,
-                    reason="" if decision is Decision.TRUE else "; ".join(route.notes))
+                    reason="" if route_ok is Decision.TRUE else "; ".join(route.notes))
 
 
 # registered after the def (not as a decorator): mutmut 3 mutates plain functions only
-statement("dana_thm1_eps0", writes_weights=True, requires=("T0 <= H d_h + d", "d_h <= d (App. A.1)"),
+statement("dana_thm1_eps0", writes_weights=True, exists=True, refutes=(CAPACITY, ROUTE_STEP), requires=("T0 <= H d_h + d", "d_h <= d (App. A.1)"),
           N=5, S=2, d=3, H=2)(check_dana_thm1_eps0)
 
 

@@ -60,6 +60,7 @@ from verifier.data.instances import rng_for
 from verifier.data.sequences import from_sequences
 from verifier.model.aot_balls import kl_ball
 from verifier.statements.evidence import Evidence, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 from .capacity_bounds import linear_class_upper
@@ -199,6 +200,17 @@ def construction_dkl(inst, S: np.ndarray, den: int) -> tuple[arb, list]:
     return acc / total, lams
 
 
+#: the RHS certainly below d_KL(pi, L) (>= 0, or its exact value): no element of L meets the bound
+BELOW_DKL = Refutation("no-choice-works", "the RHS of Thm. 2 is certainly below d_KL(pi, L) (d_KL >= 0, or its exact "
+                       "attained value): no f in L meets the bound (arb balls over every distribution the data stand for)")
+#: the proof's step (T4) on its own: lambda(t) W_j^T W_g > C certified
+T4_STEP = Refutation("counterexample", "a certified lambda(t) > lambda_lo with lambda_lo W_j^T W_g > C (exact Gram, arb "
+                     "bracket)", variant="claim='T4': the proof's step f(t)_j <= C on its own")
+#: the simpler bound's Jensen step, certainly reversed
+JENSEN_STEP = Refutation("counterexample", "E[(1-pi_g) b(H)] certainly above E[1-pi_g] b(E H) (b is convex)",
+                         variant="claim='jensen': the simpler bound's step (T5) on its own")
+
+
 def check_dana_thm2(instance, *, prec: int = 128, seed: int = 0, claim: str = "bound", **options) -> Evidence:
     inst = instance
     N, d = inst.N, inst.d
@@ -208,14 +220,15 @@ def check_dana_thm2(instance, *, prec: int = 128, seed: int = 0, claim: str = "b
                         measured={k: v for k, v in res.items() if k != "decision"},
                         certified=res["decision"] is not Decision.UNDECIDED, method="exact Gram + arb bracket of lambda",
                         prec_bits=prec, reason="the proof drops the factor lambda: lambda(t) > lambda_lo (certified) "
-                        "and lambda_lo W_j^T W_g > C" if res["decision"] is Decision.FALSE else "")
+                        "and lambda_lo W_j^T W_g > C" if res["decision"] is Decision.FALSE else "", refutation=T4_STEP)
     if claim == "jensen":
         with workprec(prec):
             res = jensen_step(inst)
         dec = {"true": Decision.TRUE, "false": Decision.FALSE}.get(res.get("step holds"), Decision.UNDECIDED)
         return conclude("dana_thm2", dec, claimed="(T5) E[(1-pi_g) b(H)] <= E[1-pi_g] b(E H) (the simpler bound's step)",
                         measured=res, certified=dec is not Decision.UNDECIDED, method="arb balls", prec_bits=prec,
-                        reason="b is convex: Jensen gives the opposite inequality" if dec is Decision.FALSE else "")
+                        reason="b is convex: Jensen gives the opposite inequality" if dec is Decision.FALSE else "",
+                        refutation=JENSEN_STEP)
     S, den, how = gram_construction(N, d, seed)
     G = S @ S.T
     off = float(np.abs(G - np.diag(np.diag(G))).max())
@@ -224,7 +237,8 @@ def check_dana_thm2(instance, *, prec: int = 128, seed: int = 0, claim: str = "b
         gram_ok = certainly_less_equal(arb(off) / den, C)
         rhs, rows, negative = entropy_bound(inst, C)
     trail = [Step(f"W: {how}; exact Gram", "(T2)", {"max |W W^T - I|": off / den, "C": float(C.mid()),
-                                                   "C < 1/2": float(C.mid()) < 0.5}),
+                                                   "C < 1/2": {Decision.TRUE: True, Decision.FALSE: False}.get(
+                                                       certainly_less(C, arb(1) / 2), "undecided")}),
              Step("RHS of Thm. 2 in balls", "Thm. 2", {"RHS": str(rhs), "per sequence (pi_g, entropy, term)": rows[:8]})]
     T3 = all(G[j, k] < G[k, k] for j in range(N) for k in range(N) if j != k)
     trail.append(Step("(T3) lambda(t) exists iff W_j.W_g < ||W_g||^2 for every j != g (exact)", "T3", {"holds": T3}))
@@ -239,7 +253,7 @@ def check_dana_thm2(instance, *, prec: int = 128, seed: int = 0, claim: str = "b
         why = (f"(T1) C = {float(C.mid()):.3g} >= 1/2 (the hypothesis C < 1/2, i.e. d > 128 ln(N+1), is missing)"
                if big_C is Decision.TRUE else f"C = {float(C.mid()):.3g} < 1/2")
         return conclude("dana_thm2", Decision.FALSE, claimed=claimed, measured=measured, certified=True,
-                        method="arb balls", prec_bits=prec, margin=upper(rhs), trail=trail,
+                        method="arb balls", prec_bits=prec, margin=upper(rhs), trail=trail, refutation=BELOW_DKL,
                         reason=f"{why}: the RHS is {_shown(rhs)} < 0 <= d_KL(pi, L) for every distribution "
                         "the data stand for")
     up = linear_class_upper(inst)
@@ -265,13 +279,14 @@ def check_dana_thm2(instance, *, prec: int = 128, seed: int = 0, claim: str = "b
             decision = Decision.UNDECIDED  # an upper bound of d_KL(pi, L) above the RHS refutes nothing
     trail.append(Step("(T5) simpler bound: E[(1-pi_g) b(H)] <= E[1-pi_g] b(E H)?", "T5", jensen_step(inst)))
     return conclude("dana_thm2", decision, claimed=claimed, measured=measured, certified=decision is not Decision.UNDECIDED,
+                    refutation=BELOW_DKL,
                     method="exact Gram + arb balls", prec_bits=prec,
                     margin=max(lower(rhs), 0.0) if decision is Decision.TRUE else lower(rhs), trail=trail,
                     reason="" if decision is Decision.TRUE else why_undecided)
 
 
 # registered after the def (not as a decorator): mutmut 3 mutates plain functions only
-statement("dana_thm2", N=5, S=2, d=3, H=1, conditionals="positive")(check_dana_thm2)
+statement("dana_thm2", exists=True, refutes=(BELOW_DKL, T4_STEP, JENSEN_STEP), N=5, S=2, d=3, H=1, conditionals="positive")(check_dana_thm2)
 
 
 def t4_step(inst, *, seed: int = 0, prec: int = 128) -> dict:

@@ -48,6 +48,7 @@ from flint import arb
 from verifier.arith.compare import Decision, certainly_less, workprec
 from verifier.data.sequences import from_sequences
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 from .thm2_entropy_bound import check_dana_thm2
@@ -73,7 +74,15 @@ def small_c_hypothesis(N: int, d: int, *, c_max=arb(1) / 2, prec: int = 128) -> 
     return Hypothesis(f"C = sqrt(32 log(N+1)/d) < {float(c_max.mid()):g}", status, detail)
 
 
-@statement("dana_thm2_small_c", N=900, S=2, d=880, d_h=1, H=1, T0=4, conditionals="positive",
+#: under C < 1/2 the RHS certainly below d_KL(pi, L): no element of L meets the repaired bound
+SMALL_C_BELOW_DKL = Refutation("no-choice-works", "under C < 1/2 (certified) the RHS is certainly below d_KL(pi, L): "
+                               "no f in L meets the bound (dana_thm2's certificate)")
+#: the same with the repair's hypothesis weakened by the caller
+WEAKENED = Refutation("no-choice-works", "under the caller's weaker C < c_max the RHS is certainly below "
+                      "d_KL(pi, L) (dana_thm2's certificate)", variant="c_max: the hypothesis C < 1/2 weakened")
+
+
+@statement("dana_thm2_small_c", exists=True, refutes=(SMALL_C_BELOW_DKL, WEAKENED), N=900, S=2, d=880, d_h=1, H=1, T0=4, conditionals="positive",
            margin="lower end of the RHS ball (the bound's value)")
 def check_dana_thm2_small_c(instance, *, prec: int = 128, seed: int = 0, c_max: float = 0.5,
                             **options) -> Evidence:
@@ -96,7 +105,8 @@ def check_dana_thm2_small_c(instance, *, prec: int = 128, seed: int = 0, c_max: 
                     hypotheses=(hyp,) + tuple(ev.hypotheses), certified=ev.certified, method=ev.method,
                     prec_bits=ev.prec_bits, margin=ev.margin, certificates=ev.certificates,
                     trail=(first,) + tuple(ev.trail),
-                    reason="" if decision is Decision.TRUE else f"dana_thm2's check: {ev.reason}")
+                    reason="" if decision is Decision.TRUE else f"dana_thm2's check: {ev.reason}",
+                    refutation=SMALL_C_BELOW_DKL if c_max == 0.5 else WEAKENED)
 
 
 @negative_control("dana_thm2_small_c", "hypothesis weakened to C < 1 (N = 3, d = 90, C = 0.702, pi = (1/2, 1/4, "

@@ -26,8 +26,9 @@ from verifier.statements.registry import Flag, InstanceOptions, register_paper
 # id: (paper reference, summary, depends on)
 CATALOGUE: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "ks_contextual_mapping": ("ICLR 2024 Thm. 2 (+ Lemmas 1, 3; Thm. 1 hardmax)",
-                              "token-wise separated data: one rank-1 softmax attention layer maps distinct "
-                              "(context, token) pairs to outputs separated by a certified margin", ()),
+                              "token-wise separated data: one rank-1 softmax attention layer maps positions whose "
+                              "tokens or whose contexts' token sets differ to outputs separated by a certified "
+                              "margin", ()),
     "ks_ffn_memorization": ("Vardi et al. ICLR 2022 (bit extraction), as used by ICLR 2025",
                             "a ReLU network with O(sqrt(N log N)) parameters memorizes N distinct scalar ids "
                             "exactly (our bit-extraction construction)", ()),

@@ -39,7 +39,13 @@ Checks
    kappa |g - g'|, g in Arb balls (softmax of :mod:`verifier.model.aot_balls`),
    certified > 0 by sorting certified-disjoint balls; a precision ladder
    raises the bits while undecided.  Two contexts with equal (query, multiset
-   of p) but different sets give the SAME output exactly: refuted.
+   of p) but different sets give the SAME output exactly: with the caller's
+   w that refutes the variant; with ours it is a failed construction.
+   Positions of two contexts with the SAME token set (a permutation, other
+   multiplicities) are not required apart: the predicate is section 4.2's.
+   Every printed bound is rounded outward: delta down, and the output-norm
+   bound r = sqrt(r_max^2) + kappa max|p| (||y|| <= ||x_t|| + kappa |g|,
+   |g| <= max|p|) up, from its ball.
 3. ``attention="hardmax"`` (Thm. 1; d = 1 data): a query t attends to the
    keys maximising c t x_j; the choice depends on the weights only through
    sign(c) in {-1, 0, 1}, so the three cases cover EVERY single-head layer.
@@ -69,15 +75,31 @@ from fractions import Fraction
 import numpy as np
 from flint import arb, fmpq
 
-from verifier.arith.compare import Decision, certainly_less, with_precision_ladder, workprec
+from verifier.arith.compare import Decision, certainly_less, lower, upper, with_precision_ladder, workprec
 from verifier.data.token_sequences import from_arrays
 from verifier.model.aot_balls import softmax_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import construction, negative_control, statement
 
 __all__ = ["check_ks_contextual_mapping", "build_projection", "token_separation", "hardmax_collisions"]
 
-CLAIM = "a rank-1 softmax attention layer maps distinct (context, token) pairs to outputs >= delta > 0 apart"
+CLAIM = ("a rank-1 softmax attention layer maps any two positions whose tokens differ or whose contexts' token SETS "
+         "differ to outputs >= delta > 0 apart, every output of norm <= r (KAJITSUKA2025.md section 4.2: two "
+         "contexts with the same token set need not be separated)")
+
+#: every single-head hardmax layer (all weights, by sign(c)) collides on a required pair
+HARDMAX = Refutation("no-choice-works", "for each sign(c) in {-1, 0, 1} -- i.e. for EVERY single-head hardmax layer -- "
+                     "a required pair (same token, different token sets) attends to the same value (exact rationals)",
+                     variant="attention='hardmax': Thm. 1's hardmax analogue (the paper says it fails)")
+#: the caller's w or lambda makes two required positions' outputs identical
+PINNED_PROJECTION = Refutation("counterexample", "two required positions (same token, different token sets) with "
+                               "identical logits and values for THIS w: identical outputs",
+                               variant="w / lam: the projection or the scale pinned by the caller")
+#: our w, lambda, kappa did not separate (a tie, or a non-injective w): SOME weights may
+CM_MISSED = Refutation("failed-construction", "our projection w, scale lambda and kappa left two required "
+                       "positions with identical outputs: a flaw of this construction, not a proof that no "
+                       "rank-1 layer separates them")
 
 
 def token_separation(inst) -> tuple[list[Hypothesis], dict]:
@@ -103,18 +125,19 @@ def token_separation(inst) -> tuple[list[Hypothesis], dict]:
 
 
 @construction("ks_contextual_mapping.projection")
-def build_projection(E: np.ndarray, seed: int = 0) -> list[int]:
-    """An integer w with w.x distinct and nonzero over the rows of E (distinct, nonzero)."""
+def build_projection(E: np.ndarray, seed: int = 0, draw: int = 0) -> list[int]:
+    """An integer w with w.x distinct and nonzero over the rows of E (distinct, nonzero);
+    ``draw`` > 0 draws another one from the same seed (a redraw after a failed construction)."""
     E = np.asarray(E, dtype=object)
     d = E.shape[1]
-    rng = np.random.default_rng([seed, 3])
+    rng = np.random.default_rng([seed, 3] + ([int(draw)] if draw else []))
     ok = lambda w: len({int(np.dot(x, w)) for x in E} - {0}) == E.shape[0]  # noqa: E731
     for height in (3, 10, 100):
         for _ in range(30):
             w = [int(v) for v in rng.integers(-height, height + 1, size=d)]
             if ok(np.array(w, dtype=object)):
                 return w
-    M = 2 * int(max(abs(int(v)) for v in E.ravel())) + 1
+    M = 2 * int(max(abs(int(v)) for v in E.ravel())) + 1 + 2 * int(draw)  # any M > 2 max|x|: unique digits
     return [M ** k for k in range(d)]
 
 
@@ -204,7 +227,7 @@ def _hardmax(inst, hyps, tie) -> Evidence:
                         "mapping", measured={}, hypotheses=hyps, method="exact rationals")
     cases = hardmax_collisions(inst, tie)
     every = all(c.get("collision", 1) is not None for c in cases)
-    return conclude("ks_contextual_mapping", Decision.FALSE if every else Decision.UNDECIDED,
+    return conclude("ks_contextual_mapping", Decision.FALSE if every else Decision.UNDECIDED, refutation=HARDMAX,
                     claimed=f"some single-head hardmax self-attention layer (tie rule: {tie}) is a contextual mapping",
                     measured={"collision per sign(c)": cases}, hypotheses=hyps, certified=every,
                     method="exact rationals, all weights by sign(c)", certificates=cases,
@@ -216,11 +239,13 @@ def _hardmax(inst, hyps, tie) -> Evidence:
 
 
 @statement("ks_contextual_mapping", N=8, S=3, V=5, d=2, margin="certified separation delta of the outputs",
+           exists=True, refutes=(HARDMAX, PINNED_PROJECTION, CM_MISSED),
            measure="delta (certified lower bound)")
 def check_ks_contextual_mapping(instance, *, prec: int = 128, seed: int = 0, attention: str = "softmax",
                                 tie: str = "average", w=None, lam=None, scale: str = "unit", **options) -> Evidence:
     inst = instance
     hyps, sep = token_separation(inst)
+    pinned = w is not None or lam is not None
     if attention == "hardmax":
         return _hardmax(inst, hyps, tie)
     if any(h.status == "refuted" for h in hyps):
@@ -261,6 +286,7 @@ def check_ks_contextual_mapping(instance, *, prec: int = 128, seed: int = 0, att
         wit = {"query token": t, "p multiset": list(ps), "sequences": sorted({i for i, _ in members})[:2]}
         return conclude("ks_contextual_mapping", Decision.FALSE, claimed=CLAIM, measured=measured, hypotheses=hyps,
                         certified=True, method="exact (identical inputs to the layer)", certificates=[wit],
+                        refutation=PINNED_PROJECTION if pinned else CM_MISSED,
                         reason="two contexts with different token sets give the same logits and values for a shared "
                                f"token: identical outputs (w.x collides on the vocabulary): {wit}", trail=trail)
 
@@ -273,16 +299,19 @@ def check_ks_contextual_mapping(instance, *, prec: int = 128, seed: int = 0, att
         same_delta = None if gmin is None else arb(kappa) * gmin
         lows = [arb(token_delta)] + ([arb(same_delta.lower())] if same_delta is not None else [])
         delta = min(lows, key=lambda x: float(x.log()))
-        log10_delta = float((delta.log() / arb(10).log()).lower()) if delta > 0 else None
-    delta_lo = float(delta.lower()) if delta > 0 else 0.0
+        log10_delta = lower(delta.log() / arb(10).log()) if delta > 0 else None
+        delta_lo = max(lower(delta), 0.0) if delta > 0 else 0.0  # rounded down: a lower bound still
+        r_ball = arb(sep["r_max^2"]).sqrt() + arb(kappa) * max(map(abs, pv))  # ||x_t|| + kappa |g|, |g| <= max |p|
     decision = Decision.all([decision, Decision.TRUE if token_delta > 0 else Decision.FALSE])
     measured.update({"same-token pairs: min kappa |g - g'| (ball)": None if same_delta is None else str(same_delta),
                      "closest same-token contexts": wit, "delta (certified lower bound)": delta_lo,
                      "log10 delta (lower bound)": log10_delta,
-                     "r (output norm bound)": float(math.sqrt(sep["r_max^2"]) + float(kappa) * max(map(abs, pv)))})
+                     "r (output norm bound, rounded up)": upper(r_ball),
+                     "required pairs": "tokens differ, or the contexts' token sets differ (section 4.2); two "
+                                       "contexts with the same token set (e.g. permutations) need not be apart"})
     return conclude("ks_contextual_mapping", decision, claimed=CLAIM, measured=measured, hypotheses=hyps,
                     certified=decision is not Decision.UNDECIDED, method="exact rationals + arb balls", prec_bits=bits,
-                    margin=delta_lo, trail=trail)
+                    margin=delta_lo, trail=trail, refutation=PINNED_PROJECTION if pinned else CM_MISSED)
 
 
 def _d1(seqs, emb) -> object:

@@ -21,8 +21,17 @@ from verifier.statements.registry import table
 from ..dana2025.comparison import SETTINGS, comparison_rows
 from .ntp_memorization import check_ks_ntp_memorization
 
-__all__ = ["cross_paper_rows"]
+__all__ = ["cross_paper_rows", "PARAMETER_CONVENTION"]
 
+#: the one parameter-count convention of every column (and of every construction of the three papers)
+PARAMETER_CONVENTION = ("Parameters, every column: every entry of every weight matrix and bias vector, each matrix "
+                        "counted at the widths it reads and writes (zeros included); fixed wiring is no parameter. "
+                        "Dana: e (N x d), pos (S x d), W_Q, W_K, W_V (d x d_h) and W_O (d_h x d) per head, W_U "
+                        "(N x d), no biases: d(S + 2N + 4 d_h H). Mahdavi: W_Q, W_K (d x d_h), W_V (d x d_v) per "
+                        "head, W_O (H d_v x d), W_D (d x d_out), d_v = d_out = 1, no embedding (the tokens are the "
+                        "data). KS: token table (V x d), position table (n x 1), the stream (e(t), k+1, g) of width "
+                        "D = d + 2, W_Q, W_K, W_V (1 x D) and W_O (D x 1), the FFN's weights and biases with its "
+                        "first layer reading all D coordinates.")
 DANA_KEYS = ("Dana claim H d_h + d", "Dana route certified", "Mahdavi count H(r-1)+1", "parameters Dana / Mahdavi")
 
 
@@ -54,7 +63,8 @@ def cross_paper_rows(seed: int = 0, settings=SETTINGS) -> dict:
                       "data); a count below T0 means their construction does not memorize the whole dataset.",
                       "KS: our reconstruction of Kajitsuka & Sato's claim (positions, rank-1 softmax sequence IDs, "
                       "bit-extraction FFN), certified exactly on all T0 sequences with random targets; its "
-                      "constants are ours, not the paper's (not retrieved)."]}
+                      "constants are ours, not the paper's (not retrieved).",
+                      PARAMETER_CONVENTION]}
 
 
 @table("ks_cross_paper", statement="ks_ntp_memorization", title="Three papers on the same data",

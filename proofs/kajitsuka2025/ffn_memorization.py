@@ -52,6 +52,7 @@ import numpy as np
 from verifier.arith.compare import Decision
 from verifier.data.token_sequences import from_arrays
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import construction, figure, negative_control, statement, table
 
 from .bit_extraction import build_bit_extraction, evaluate, formula_count, parameter_count
@@ -72,12 +73,24 @@ def consistent_points(ids, labels) -> tuple[Hypothesis, np.ndarray, np.ndarray]:
             pairs[:, 0], pairs[:, 1])
 
 
+#: our construction's exact count above the caller's budget
+FFN_OVER_BUDGET = Refutation("counterexample", "our construction's exact parameter count P above the caller's budget",
+                             variant="budget=b: the claim that THIS construction fits b parameters")
+#: a payload bit flipped by the caller: the network misses an id, exactly
+FLIPPED = Refutation("counterexample", "the corrupted network misses an id's label (exact integers)",
+                     variant="flip=(block, bit): one payload bit of the network flipped")
+#: our network missed an id: a failed construction (another network may memorize)
+FFN_MISSED = Refutation("failed-construction", "our bit-extraction network misses an id's label (exact integers): "
+                        "a flaw of this construction, not a counterexample to 'some network memorizes'")
+
+
 @construction("ks_ffn_memorization.bit_extraction")
 def build_ffn(ids, labels, C: int, **kw):
     return build_bit_extraction(ids, labels, C=C, **kw)
 
 
 @statement("ks_ffn_memorization", N=200, C=3, ids_only=True, margin="budget - P (only with a budget)",
+           exists=True, refutes=(FFN_OVER_BUDGET, FLIPPED, FFN_MISSED),
            measure="parameters P")
 def check_ks_ffn_memorization(instance, *, prec: int = 128, seed: int = 0, budget: int | None = None,
                               flip: tuple | None = None, **options) -> Evidence:
@@ -95,11 +108,12 @@ def check_ks_ffn_memorization(instance, *, prec: int = 128, seed: int = 0, budge
     N = net.N
     max_bits = max(abs(c).bit_length() for L in net.layers for row in L.rows for c in row.values()) + 1
     need = N * math.log2(C) if C > 1 else 0.0
-    decisions = [Decision.TRUE if wrong.size == 0 else Decision.FALSE,
-                 Decision.TRUE if P == formula else Decision.FALSE]
-    if budget is not None:
-        decisions.append(Decision.TRUE if P <= budget else Decision.FALSE)
-    decision = Decision.all(decisions)
+    if P != formula:  # pragma: no cover - engine guard: the count is the formula's by construction
+        raise RuntimeError(f"the network's parameter count {P} differs from its formula {formula}")
+    decision = Decision.TRUE if wrong.size == 0 else Decision.FALSE
+    refutation = FLIPPED if flip is not None else FFN_MISSED
+    if budget is not None and wrong.size == 0:
+        decision, refutation = (Decision.TRUE if P <= budget else Decision.FALSE), FFN_OVER_BUDGET
     measured = {"N (distinct ids)": N, "C": C, "block size K": net.K, "blocks B": net.B, "offset bits w": net.omega,
                 "label bits beta": net.beta, "payload bits m": net.m, "parameters P": P,
                 "P (formula 16 ceil(N/K) + 5 + K(56(w+beta)+125))": formula, "depth": len(net.layers),
@@ -121,7 +135,7 @@ def check_ks_ffn_memorization(instance, *, prec: int = 128, seed: int = 0, budge
         reason = f"the network misses {wrong.size} ids, e.g. {certs[0]}"
     return conclude("ks_ffn_memorization", decision, claimed=claim + (f"; P <= {budget}" if budget is not None else ""),
                     measured=measured, hypotheses=[hyp], certified=True, method="exact integers", certificates=certs,
-                    margin=float(budget - P) if budget is not None else None, reason=reason,
+                    margin=float(budget - P) if budget is not None else None, reason=reason, refutation=refutation,
                     trail=[Step("sort the ids, blocks of K, one payload integer per block (ours)",
                                 "Vardi et al. bit extraction [R2]", {"K": net.K, "B": net.B}),
                            Step("L1-L2: steps find the block, its base and payload; per bit: top bit of Z; "

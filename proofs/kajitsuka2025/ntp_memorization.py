@@ -8,32 +8,51 @@ the FFN attaches the labels" [R]).
 
 Model (ours)
 ------------
-* Embedding: token t at position k becomes (e(t), k + 1) in Z^{d+1}
-  (V d embedding entries, n positional entries).
+* Residual stream of width D = d + 2: token t at position k is
+  (e(t), k + 1, 0) -- a token table (V x d) and a position table (n x 1),
+  concatenated, and one coordinate reserved for the attention's output.
 * Attention (rank 1, softmax; :mod:`.contextual_mapping`): the last
   position's output, the sequence ID g = sum_k p_k softmax(lambda p_n p)_k
   with p = w.(e(t), k+1), w an integer projection injective on the
-  (token, position) pairs, lambda = 1 / max p^2; 4 (d + 1) parameters.
-* FFN: z = S (g - g_0) (S = 2^s with the certified ID gaps >= 6 / S, an
-  affine map folded into the FFN's first layer: no extra parameter), then
-  the robust bit-extraction network of :mod:`.bit_extraction` on the
-  rounded ids o = round(z): certified constant (= the label) on [o - 1, o + 1].
+  (token, position) pairs, lambda = 1 / max p^2; W_Q, W_K, W_V in
+  R^{1 x D}, W_O = e_D in R^{D x 1} writes g into the reserved coordinate:
+  4 D parameters.
+* FFN: reads the stream (its first layer has D inputs per unit, all but
+  g's with weight 0); z = S (g - g_0) (S = 2^s with the certified ID gaps
+  >= 6 / S, an affine map folded into that first layer: no extra
+  parameter), then the robust bit-extraction network of
+  :mod:`.bit_extraction` on the rounded ids o = round(z): certified
+  constant (= the label) on [o - 1, o + 1].
 * Readout: the FFN's scalar output is the label.
 
-    P = V d + n + 4 (d + 1) + 16 ceil(U/K) + 5 + K (56 (w + beta) + 139)
+Parameter count: the project's one convention, for every construction of
+the three papers (and the cross-paper table): every entry of every weight
+matrix and bias vector, each matrix counted at the widths it reads and
+writes, zeros included; fixed wiring (concatenation, the residual
+connection, the reserved coordinate) is no parameter.  Here
 
-with U the number of distinct sequence IDs; only V d + n grows with n
-directly (w, the offset bits, through the ID spacing only).
+    P = V d + n + 4 D + 16 ceil(U/K) + 5 + K (56 (w + beta) + 139)
+        + (2B - 1)(D - 1),          D = d + 2,  B = ceil(U/K),
+
+with U the number of distinct sequence IDs (the last term: the FFN's first
+layer, 2B - 1 units, reading D inputs instead of one); only V d + n grows
+with n directly (w, the offset bits, through the ID spacing only).
 
 Checks
 ------
 1. Hypotheses: token-wise separated (exact), no sequence listed with two labels.
 2. IDs (Arb balls, precision ladder): consecutive IDs certainly apart;
-   every z certainly within 1 of its integer o; two sequences with the same
-   (last p, multiset of p) get the SAME ID exactly: with different labels the
-   model cannot memorize both (refuted).
+   every z certainly within 1 of its integer o.  A projection w whose IDs'
+   spread / gap ratio exceeds the int64 FFN evaluator's range (2^39 / 6)
+   is a failed draw: w is drawn again from the seed, up to :data:`DRAWS`
+   = 4 times, then inconclusive naming the closest IDs and the remedy.
+   Without positions (``positions=False``), two sequences with the same
+   last token and multiset of tokens get the SAME attention input for
+   EVERY weights: with different labels no such model memorizes both
+   (refuted, for that variant).
 3. FFN: every ReLU's sign is certain on [o - 1, o + 1] and the output there
-   is exactly the label (affine forms, integers).
+   is exactly the label (affine forms, integers); a miss is a failed
+   construction, never a refutation.
 4. ``budget=b``: P <= b (below P: refutes only that OUR model fits b).
 
 Not established
@@ -52,9 +71,19 @@ import math
 import numpy as np
 from flint import arb, fmpq
 
-from verifier.arith.compare import Decision, certainly_less, certainly_less_equal, with_precision_ladder, workprec
+from verifier.arith.compare import (
+    Decision,
+    certainly_less,
+    certainly_less_equal,
+    lower,
+    upper,
+    with_precision_ladder,
+    workprec,
+)
 from verifier.data.token_sequences import from_arrays
+from verifier.errors import InvalidInstance
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 from .bit_extraction import build_bit_extraction, evaluate_forms, formula_count, parameter_count
@@ -67,13 +96,31 @@ CLAIM_S2S = "a one-layer Transformer with O~(sqrt(nN)) parameters (beyond V d + 
 MAX_ID = 1 << 39
 
 
-def sequence_keys(inst, *, positions: bool = True, seed: int = 0, s2s: bool = False):
+#: draws of the projection w before the pipeline is left inconclusive (a failed construction)
+DRAWS = 4
+
+#: without positions a permutation with the same last token has the same attention input: EVERY weights agree
+NO_POSITIONS = Refutation("no-choice-works", "two contexts with different labels and identical attention inputs "
+                          "(the same query token and the same multiset of tokens): without positional encodings every "
+                          "layer gives them the same output, whatever its weights",
+                          variant="positions=False: the model without positional encodings")
+#: our model's exact count above the caller's budget
+OVER_BUDGET = Refutation("counterexample", "our construction's exact parameter count P above the caller's budget",
+                         variant="budget=b: the claim that THIS construction fits b parameters")
+#: our construction missed (ids colliding or out of the evaluator's range for every w drawn, or the FFN's output)
+MODEL_MISSED = Refutation("failed-construction", f"our model (a projection w drawn up to {DRAWS} times, the "
+                          "robust bit-extraction FFN) did not memorize the labels on this instance; another "
+                          "construction may")
+
+
+def sequence_keys(inst, *, positions: bool = True, seed: int = 0, s2s: bool = False, draw: int = 0):
     """(w, p-map, {(p_query, sorted p multiset): set of labels}, lambda); the query is the last
-    position (next token) or, with ``s2s``, every position (its token label)."""
+    position (next token) or, with ``s2s``, every position (its token label); ``draw``: which
+    projection w of the seed (:func:`.contextual_mapping.build_projection`)."""
     seqs = inst.sequences.tolist()
     pairs = sorted({(t, k if positions else 0) for row in seqs for k, t in enumerate(row)})
     rows = np.array([list(inst.embeddings[t]) + ([k + 1] if positions else []) for t, k in pairs], dtype=np.int64)
-    w = build_projection(rows, seed)
+    w = build_projection(rows, seed, draw)
     p = {pk: int(np.dot(r.astype(object), np.array(w, dtype=object))) for pk, r in zip(pairs, rows)}
     keys = {}
     labels = inst.token_labels.tolist() if s2s else [[None] * (len(r) - 1) + [y] for r, y in
@@ -105,12 +152,25 @@ def _ids(keys, lam):
     return (Decision.TRUE if near is Decision.TRUE else Decision.UNDECIDED), (items, s, z, o)
 
 
+def id_spacing(items) -> dict:
+    """The closest two IDs (a certified lower bound of their gap) against the IDs' spread (an upper
+    bound): the ratio decides whether the robust FFN's int64 evaluator can hold them."""
+    gaps = [(items[k + 1][0] - items[k][0], k) for k in range(len(items) - 1)]
+    if not gaps:
+        return {}
+    gap, k = min(gaps, key=lambda g: lower(g[0]))
+    spread = items[-1][0] - items[0][0]
+    lo, hi = lower(gap), upper(spread)
+    return {"closest IDs: gap >=": lo, "between IDs number": [k, k + 1], "ID spread <=": hi,
+            "spread / gap <=": hi / lo if lo > 0 else math.inf, "evaluator limit (spread / gap)": MAX_ID / 6}
+
+
 @statement("ks_ntp_memorization", N=30, S=4, V=12, d=2, C=3, margin="smallest certified gap between sequence IDs",
-           measure="parameters P")
+           exists=True, refutes=(NO_POSITIONS, OVER_BUDGET, MODEL_MISSED), measure="parameters P")
 def check_ks_ntp_memorization(instance, *, prec: int = 128, seed: int = 0, positions: bool = True,
-                              budget: int | None = None, **options) -> Evidence:
+                              budget: int | None = None, draws: int = DRAWS, **options) -> Evidence:
     return memorize(instance, "ks_ntp_memorization", s2s=False, prec=prec, seed=seed, positions=positions,
-                    budget=budget)
+                    budget=budget, draws=draws)
 
 
 def _label_hypothesis(inst, s2s: bool) -> Hypothesis:
@@ -125,8 +185,26 @@ def _label_hypothesis(inst, s2s: bool) -> Hypothesis:
                       else f"{len(dup)} distinct sequences")
 
 
-def memorize(inst, sid: str, *, s2s: bool, prec: int, seed: int, positions: bool, budget) -> Evidence:
-    """The shared pipeline: IDs at the last position (next token) or at every position (s2s)."""
+def parameter_counts(inst, net, *, positions: bool) -> dict:
+    """The model's parameters under the project's one convention (every entry of every weight matrix
+    and bias vector, each matrix at the widths it reads and writes, zeros included; fixed wiring --
+    concatenation, the residual connection, a reserved coordinate -- is no parameter).  The residual
+    stream is (e(t), k+1, 0) of width D = d + 2 (d + 1 without positions): the attention reads it
+    (W_Q, W_K, W_V in R^{1 x D}) and writes its output g into the reserved coordinate (W_O in
+    R^{D x 1}); the FFN's first layer reads the whole stream (D inputs per unit)."""
+    D = inst.d + (1 if positions else 0) + 1
+    first = len(net.layers[0].outputs)
+    embed = inst.V * inst.d + (inst.S if positions else 0)  # token table V x d, position table n x 1
+    ffn = parameter_count(net) + first * (D - 1)
+    return {"D": D, "embedding": embed, "attention": 4 * D, "ffn": ffn, "first layer width": first,
+            "P": embed + 4 * D + ffn}
+
+
+def memorize(inst, sid: str, *, s2s: bool, prec: int, seed: int, positions: bool, budget,
+             draws: int = DRAWS) -> Evidence:
+    """The shared pipeline: IDs at the last position (next token) or at every position (s2s).  A
+    projection w whose IDs collide, or whose spread / gap ratio is beyond the FFN evaluator's range,
+    is a failed draw: up to ``draws`` are made from the seed (:func:`.contextual_mapping.build_projection`)."""
     claim = CLAIM_S2S if s2s else CLAIM
     hyps, sep = token_separation(inst)
     if s2s and inst.token_labels is None:
@@ -135,28 +213,50 @@ def memorize(inst, sid: str, *, s2s: bool, prec: int, seed: int, positions: bool
         hyps.append(_label_hypothesis(inst, s2s))
     if any(h.status == "refuted" for h in hyps):
         return conclude(sid, Decision.UNDECIDED, claimed=claim, measured=sep, hypotheses=hyps)
-    w, p, keys, lam = sequence_keys(inst, positions=positions, seed=seed, s2s=s2s)
-    trail = [Step("tokens (e(t), k+1)" if positions else "tokens e(t) (no positions)", "embedding (ours)", {"w": w}),
-             Step("sequence ID = rank-1 softmax attention output at the last position", "contextual mapping [R]",
-                  {"lambda": str(lam), "distinct IDs": len(keys)})]
-    measured = {**sep, "w": w, "lambda": str(lam), "distinct sequence IDs": len(keys), "positions": positions}
-    same = next(((k, ys) for k, ys in keys.items() if len(ys) > 1), None)
-    if same:
-        wit = {"query p": same[0][0], "p multiset": list(same[0][1]), "labels": sorted(same[1])}
-        return conclude(sid, Decision.FALSE, claimed=claim, measured=measured, hypotheses=hyps,
-                        certified=True, method="exact (identical attention inputs)", certificates=[wit], trail=trail,
-                        reason=f"two contexts with different labels get the same ID exactly: {wit}")
-    decision, (items, s, z, o), bits = with_precision_ladder(lambda b: _ids(keys, lam), prec=prec,
-                                                             max_prec=max(prec, 1 << 12))
-    if decision is not Decision.TRUE:
-        return conclude(sid, Decision.UNDECIDED, claimed=claim, measured=measured, hypotheses=hyps,
-                        method="arb balls", prec_bits=bits, trail=trail,
-                        reason=f"sequence IDs not certified apart at {bits} bits: raise --prec")
-    if o is None or (len(o) > 1 and np.diff(np.array(o, dtype=np.int64)).min() < 3):
-        return conclude(sid, Decision.UNDECIDED, claimed=claim, measured=measured, hypotheses=hyps, trail=trail,
-                        reason=f"the IDs scaled by 2^{s} to gaps >= 6 span 2^39 or more (or are closer than 3): "
-                               "the ID spread / gap ratio is beyond the FFN evaluator's int64 range (scale-invariant: tokens of "
-                               "very different magnitudes)")
+    if int(draws) < 1:
+        raise InvalidInstance(f"draws = {draws} must be >= 1")
+    tried = []
+    for draw in range(int(draws)):
+        w, p, keys, lam = sequence_keys(inst, positions=positions, seed=seed, s2s=s2s, draw=draw)
+        trail = [Step("tokens (e(t), k+1)" if positions else "tokens e(t) (no positions)", "embedding (ours)",
+                      {"w": w, "draw": draw + 1}),
+                 Step("sequence ID = rank-1 softmax attention output at the last position", "contextual mapping [R]",
+                      {"lambda": str(lam), "distinct IDs": len(keys)})]
+        measured = {**sep, "w": w, "lambda": str(lam), "distinct sequence IDs": len(keys), "positions": positions,
+                    "draws of w": draw + 1}
+        same = next(((k, ys) for k, ys in keys.items() if len(ys) > 1), None)
+        if same:  # identical attention inputs: no positions, or (never with positions) a w that collides
+            wit = {"query p": same[0][0], "p multiset": list(same[0][1]), "labels": sorted(same[1])}
+            if not positions:
+                return conclude(sid, Decision.FALSE, claimed=claim, measured=measured, hypotheses=hyps,
+                                certified=True, method="exact (identical attention inputs)", certificates=[wit],
+                                trail=trail, refutation=NO_POSITIONS,
+                                reason=f"two contexts with different labels get the same ID exactly: {wit}")
+            tried.append({"draw": draw + 1, "w": w, "failed": f"identical IDs for different labels: {wit}"})
+            continue
+        decision, (items, s, z, o), bits = with_precision_ladder(lambda b: _ids(keys, lam), prec=prec,
+                                                                 max_prec=max(prec, 1 << 12))
+        if decision is not Decision.TRUE:
+            return conclude(sid, Decision.UNDECIDED, claimed=claim, measured=measured, hypotheses=hyps,
+                            method="arb balls", prec_bits=bits, trail=trail,
+                            reason=f"sequence IDs not certified apart at {bits} bits: raise --prec")
+        if o is None or (len(o) > 1 and np.diff(np.array(o, dtype=np.int64)).min() < 3):
+            with workprec(bits):
+                spacing = id_spacing(items)
+            tried.append({"draw": draw + 1, "w": w, "failed": "ID spread / gap beyond the FFN evaluator's int64 range",
+                          **spacing})
+            continue
+        break
+    else:
+        last = tried[-1]
+        cause = (f"the closest two IDs are >= {last['closest IDs: gap >=']:.3g} apart against a spread <= "
+                 f"{last['ID spread <=']:.3g} (ratio up to {last['spread / gap <=']:.3g} > "
+                 f"{MAX_ID / 6:.3g}, what the FFN's int64 evaluator holds)" if "closest IDs: gap >=" in last
+                 else last["failed"])
+        return conclude(sid, Decision.FALSE, claimed=claim, measured={**measured, "draws": tried},
+                        hypotheses=hyps, trail=trail, refutation=MODEL_MISSED,
+                        reason=f"for each of the {len(tried)} projections w drawn from seed {seed}: {cause}; "
+                               f"remedy: another --seed (other projections w), or more draws (draws=...)")
     o_arr = np.array(o, dtype=np.int64)
     labels = np.array([y for _, y in items], dtype=np.int64)
     C = max(int(inst.C), int(labels.max()) + 1)
@@ -164,21 +264,28 @@ def memorize(inst, sid: str, *, s2s: bool, prec: int, seed: int, positions: bool
     order = np.argsort(o_arr, kind="stable")
     a, b, failed = evaluate_forms(net, o_arr[order], 1)
     ok = (~failed) & (b == 0) & (a == labels[order])
-    P_ffn = parameter_count(net)
-    P_attn, P_embed = 4 * (inst.d + (1 if positions else 0)), inst.V * inst.d + (inst.S if positions else 0)
-    P = P_embed + P_attn + P_ffn
-    decisions = [Decision.TRUE if ok.all() else Decision.FALSE,
-                 Decision.TRUE if P_ffn == formula_count(net.N, net.K, net.omega, net.beta, True) else Decision.FALSE]
-    if budget is not None:
+    if parameter_count(net) != formula_count(net.N, net.K, net.omega, net.beta, True):  # pragma: no cover - guard
+        raise RuntimeError("the FFN's parameter count differs from its formula")
+    counts = parameter_counts(inst, net, positions=positions)
+    P = counts["P"]
+    decisions = [Decision.TRUE if ok.all() else Decision.FALSE]
+    refutation = MODEL_MISSED
+    if budget is not None and ok.all():
         decisions.append(Decision.TRUE if P <= budget else Decision.FALSE)
+        refutation = OVER_BUDGET
     with workprec(bits):
         gap = min((items[k + 1][0] - items[k][0] for k in range(len(items) - 1)), key=lambda g: float(g.mid()),
                   default=arb(1))
-    measured.update({"parameters P": P, "embedding + positions (V d + n)": P_embed, "attention 4(d+1)": P_attn,
-                     "FFN (16 ceil(U/K) + 5 + K(56(w+beta)+139))": P_ffn, "FFN K, w, beta": [net.K, net.omega, net.beta],
-                     "P - V d - n": P - P_embed, "(P - V d - n) / sqrt(N log2 N)":
-                     (P - P_embed) / math.sqrt(inst.N * max(1.0, math.log2(inst.N))),
+        gap_lo = lower(gap)
+    measured.update({"parameters P": P, "embedding + positions (V d + n)": counts["embedding"],
+                     "residual stream width D": counts["D"], "attention 4 D": counts["attention"],
+                     "FFN (16 ceil(U/K) + 5 + K(56(w+beta)+139) + (2B-1)(D-1))": counts["ffn"],
+                     "FFN K, w, beta": [net.K, net.omega, net.beta], "P - V d - n": P - counts["embedding"],
+                     "(P - V d - n) / sqrt(N log2 N)":
+                     (P - counts["embedding"]) / math.sqrt(inst.N * max(1.0, math.log2(inst.N))),
                      "ID scale S = 2^s": s, "min ID gap (ball)": str(gap), "not memorized": int((~ok).sum())})
+    if tried:
+        measured["draws"] = tried
     reason = ""
     if budget is not None and P > budget:
         reason = (f"our model needs P = {P} > budget {budget} (exact count): refutes only that THIS construction "
@@ -186,9 +293,9 @@ def memorize(inst, sid: str, *, s2s: bool, prec: int, seed: int, positions: bool
     trail.append(Step("z = 2^s (g - g_0) within 1 of an integer o; robust bit-extraction FFN on [o-1, o+1]",
                       "FFN memorizer (ours)", {"K": net.K, "w": net.omega}))
     return conclude(sid, Decision.all(decisions), claimed=claim + (f"; P <= {budget}" if budget
-                    is not None else ""), measured=measured, hypotheses=hyps, certified=True, margin=float(gap.lower()),
+                    is not None else ""), measured=measured, hypotheses=hyps, certified=True, margin=gap_lo,
                     method="exact rationals + arb balls + exact integers (affine forms)", prec_bits=bits,
-                    reason=reason, trail=trail)
+                    reason=reason, trail=trail, refutation=refutation)
 
 
 def _seqs(rows, labels, emb=None):

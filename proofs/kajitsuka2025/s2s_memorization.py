@@ -7,8 +7,10 @@ for EVERY (sequence, position): the rank-1 softmax attention output at that
 position (a contextual mapping, :mod:`.contextual_mapping`), and the robust
 bit-extraction FFN on the U <= nN distinct context IDs:
 
-    P = V d + n + 4 (d + 1) + 16 ceil(U/K) + 5 + K (56 (w + beta) + 139),
+    P = V d + n + 4 D + 16 ceil(U/K) + 5 + K (56 (w + beta) + 139) + (2B - 1)(D - 1),
 
+D = d + 2 the residual stream's width and B = ceil(U/K) (the project's
+parameter-count convention, :mod:`.ntp_memorization`):
 O(sqrt(nN (w + beta))) beyond the embedding: the FFN is the bottleneck, as
 the abstract says ("the feed-forward network becomes a bottleneck").
 
@@ -36,17 +38,17 @@ from verifier.data.token_sequences import from_arrays, make_token_instance
 from verifier.statements.evidence import Evidence
 from verifier.statements.registry import negative_control, statement
 
-from .ntp_memorization import memorize
+from .ntp_memorization import DRAWS, MODEL_MISSED, NO_POSITIONS, OVER_BUDGET, memorize
 
 __all__ = ["check_ks_s2s_memorization"]
 
 
 @statement("ks_s2s_memorization", N=12, S=3, V=6, d=2, C=3, margin="smallest certified gap between context IDs",
-           measure="parameters P")
+           exists=True, refutes=(NO_POSITIONS, OVER_BUDGET, MODEL_MISSED), measure="parameters P")
 def check_ks_s2s_memorization(instance, *, prec: int = 128, seed: int = 0, positions: bool = True,
-                              budget: int | None = None, **options) -> Evidence:
+                              budget: int | None = None, draws: int = DRAWS, **options) -> Evidence:
     return memorize(instance, "ks_s2s_memorization", s2s=True, prec=prec, seed=seed, positions=positions,
-                    budget=budget)
+                    budget=budget, draws=draws)
 
 
 @negative_control("ks_s2s_memorization", "neg_ks_s2s_no_positions: without positional encodings, the two 0s of "

@@ -80,6 +80,7 @@ from verifier.data.instances import make_instance
 from verifier.errors import ConstructionFailed, InsufficientPrecision
 from verifier.model.mha_balls import feature_matrix_ball, logits_ball
 from verifier.statements.evidence import Evidence, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import figure, negative_control, statement
 
 from .lemma4_softmax_saturation import c0_ball, error_bound_ball, saturation_constants_ball
@@ -214,8 +215,16 @@ def _step_with_ladder(instance, con, hs, *, prec: int, c_scale) -> dict:
     return res
 
 
+#: the a-priori bound of the argument (Lemma 4 + the row operations) certainly below the actual perturbation
+A_PRIORI_FAILS = Refutation("counterexample", "an induction step with ||Y_c - Y_inf||_2 certainly above "
+                            "x_max eps(c) kappa (both sides enclosed): the bound the argument uses fails")
+#: at the caller's c, (19) itself fails: ||Y_c - Y_inf||_2 certainly >= sigma_min(Y_inf)
+C_PINNED = Refutation("counterexample", "at the pinned c, ||Y_c - Y_inf||_2 certainly >= sigma_min^+(Y_inf) (both "
+                      "sides enclosed)", variant="c_scale: c pinned to a multiple of the construction's c")
+
+
 @statement("appendixB2",
-           requires=("n < d", "Assumption 1", "Assumption 2"),
+           requires=("n < d", "Assumption 1", "Assumption 2"), refutes=(A_PRIORI_FAILS, C_PINNED),
            margin="sigma_min^+(Y_inf) lower bound - a-priori bound on ||Y_c - Y_inf||_2 (worst head)",
            measure="worst apriori/sigma_min", H=3, n=3, d=5, context="shared")
 def check_appendixB2(instance, *, prec: int = 128, seed: int = 0, c_scale: float | None = None,
@@ -262,7 +271,9 @@ def check_appendixB2(instance, *, prec: int = 128, seed: int = 0, c_scale: float
                               "worst apriori/sigma_min": max((r["apriori"] / max(r["sigma_min_lower"] or 0, 1e-300)
                                                               for r in done), default=None)},
                     hypotheses=hyps, certified=True, method="arb balls (two-sided enclosures)",
-                    prec_bits=bits, margin=margin, certificates=certs, trail=steps, reason=reason)
+                    prec_bits=bits, margin=margin, certificates=certs, trail=steps, reason=reason,
+                    refutation=A_PRIORI_FAILS if any(r.get("actual<=apriori") is Decision.FALSE for r in rows)
+                    else C_PINNED)
 
 
 @negative_control("appendixB2", "c pinned far below c0 (c / 1000): (19) fails there, both sides enclosed",

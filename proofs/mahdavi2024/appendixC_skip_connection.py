@@ -38,13 +38,13 @@ from verifier.data.instances import make_instance
 from verifier.statements.evidence import Evidence
 from verifier.statements.registry import negative_control, statement
 
-from .theorem1_memorization import memorize
+from .theorem1_memorization import FORCED_R, IDENTICAL_INPUTS, UNSHIFTED, memorize
 
 
 @statement("appendixC", conclusion_over="box",
            requires=("n < d", "d_v >= d_out", "d_out <= d", "T <= H(r-1)+1", "Assumption 1", "Assumption 2"),
-           writes_weights=True,
-           margin="1e-20 max|y| - max |yhat - y| with the skip connection (exact readout, ball)",
+           writes_weights=True, exists=True, refutes=(IDENTICAL_INPUTS, FORCED_R, UNSHIFTED),
+           margin="1 - ||I - R A||_inf of the rank(Z) = T certificate (the verdict rests on it)",
            measure="max |yhat - y| with the exact readout (ball)", H=3, n=3, d=5, d_out=2, d_v=2)
 def check_appendixC(instance, *, prec: int = 128, seed: int = 0, save_weights: str | None = None,
                     **options) -> Evidence:

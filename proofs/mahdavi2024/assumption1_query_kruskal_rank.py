@@ -67,6 +67,7 @@ from verifier.data.instances import make_instance
 from verifier.statements.at_precision import at_data_precision
 from verifier.statements.evidence import Evidence, Step, conclude
 from verifier.statements.hypotheses import n_less_than_d  # noqa: F401 - re-exported for the other modules
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 from .definition1_kruskal_rank import (
@@ -79,6 +80,18 @@ from .definition1_kruskal_rank import (
     sample_size,
     witness_certificate,
 )
+
+#: Kruskal rank below k, exactly: a dependent subset of at most k vectors, its null combination re-checked over Q
+DEPENDENT_SUBSET = Refutation("counterexample", "a dependent subset of at most k vectors with an exact null "
+                              "combination, re-checked over Q (or fewer than k vectors: Kruskal rank <= m)")
+#: independent as exact rationals, dependent within the data's rounding (a user's floats at their dtype)
+AT_PRECISION = Refutation("at-data-precision", "the worst subset's certified relative sigma_min at or below the "
+                          "data's precision (verifier.statements.at_precision)")
+
+
+def kruskal_refutation(exact: Decision) -> Refutation:
+    """The refutation of "Kruskal rank >= k" when the reading's decision is FALSE."""
+    return DEPENDENT_SUBSET if exact is Decision.FALSE else AT_PRECISION
 
 
 def query_box(instance, k: int, res: KruskalRank, *, exhaustive_limit: int, samples: int, seed: int):
@@ -133,10 +146,11 @@ def kruskal_at_least_evidence(statement_id: str, V, k: int, res: KruskalRank, *,
         hypotheses=hypotheses, certified=decision is not Decision.UNDECIDED, method=method,
         margin=None, certificates=certs, instance=instance.summary(), reason=reason,
         trail=list(extra_steps) + kruskal_steps(res) + [Step(reason, uses=uses)],
+        refutation=kruskal_refutation(exact),
     )
 
 
-@statement("assumption1", reads_given=True, conclusion_over="box")
+@statement("assumption1", reads_given=True, conclusion_over="box", refutes=(DEPENDENT_SUBSET, AT_PRECISION))
 def check_assumption1(instance, *, prec: int = 128, seed: int = 0,
                       exhaustive_limit: int = EXHAUSTIVE_LIMIT, samples: int | None = None,
                       **options) -> Evidence:

@@ -66,6 +66,7 @@ from verifier.data.duplicates import first_equal, groups_of
 from verifier.data.instances import from_arrays, make_instance
 from verifier.statements.at_precision import at_data_precision
 from verifier.statements.evidence import Evidence, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 EXACT_ENTRIES = 1000  # n d at most this: exact rank (about 1 ms at 10 x 20)
@@ -106,7 +107,15 @@ def context_rank_certificate(E: np.ndarray, t: int, *, prec: int, exact_entries:
                             "claim": f"sum_i c_i E^({t})_i = 0 exactly (re-checked): rank E^({t}) = {rank} < {n}"}
 
 
-@statement("assumption2", reads_given=True, conclusion_over="box")
+#: a context of rank < n: an exact null combination of its tokens (or n > d)
+RANK_DEFICIENT = Refutation("counterexample", "a context whose tokens have an exact null combination over Q "
+                            "(or n > d: rank <= d < n)")
+#: full rank as exact rationals, rank deficient within the data's rounding
+CONTEXT_AT_PRECISION = Refutation("at-data-precision", "an explicit point of a context's rounding "
+                                  "intervals with dependent tokens (verifier.statements.at_precision)")
+
+
+@statement("assumption2", reads_given=True, conclusion_over="box", refutes=(RANK_DEFICIENT, CONTEXT_AT_PRECISION))
 def check_assumption2(instance, *, prec: int = 128, seed: int = 0, exact_entries: int = EXACT_ENTRIES,
                       fallback_entries: int = FALLBACK_ENTRIES, **options) -> Evidence:
     """rank E^(t) = n for every example t (exact or ball-certified)."""
@@ -155,6 +164,7 @@ def check_assumption2(instance, *, prec: int = 128, seed: int = 0, exact_entries
         certs.append(box.to_dict())
     outcome = at_data_precision(decision, box, instance.precision, "contexts", what=f"rank E^(t) = {n} for every t",
                                item="the tokens of context")
+    refutation = RANK_DEFICIENT if decision is Decision.FALSE else CONTEXT_AT_PRECISION
     decision, reason = outcome.decision, outcome.reason or reason
     measured = {"examples": T, "distinct_contexts": len(groups), "rank_deficient": deficient[:10],
                 "undecided": undecided[:10], **outcome.measured}
@@ -166,6 +176,7 @@ def check_assumption2(instance, *, prec: int = 128, seed: int = 0, exact_entries
         instance=instance.summary(), reason=reason,
         trail=[Step(f"checked {len(groups)} distinct contexts of {T}", uses="Assumption 2"),
                Step(reason, uses="Assumption 2", data={"ball_minors": n_ball})],
+        refutation=refutation,
     )
 
 

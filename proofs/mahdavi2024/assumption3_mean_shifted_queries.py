@@ -67,7 +67,12 @@ from verifier.data.instances import from_arrays, rng_for
 from verifier.statements.evidence import Evidence, Step
 from verifier.statements.registry import negative_control, statement
 
-from .assumption1_query_kruskal_rank import kruskal_at_least_evidence, kruskal_box
+from .assumption1_query_kruskal_rank import (
+    AT_PRECISION,
+    DEPENDENT_SUBSET,
+    kruskal_at_least_evidence,
+    kruskal_box,
+)
 from .definition1_kruskal_rank import EXHAUSTIVE_LIMIT, SAMPLES
 
 METHOD = "exact rationals (flint fmpq rank per subset)"
@@ -195,7 +200,7 @@ def exact_kruskal_rank_at_least(U: np.ndarray, k: int, *, exhaustive_limit: int,
     return result(1, cap, exhausted=False, sampled=checked, ok=checked, size=k)
 
 
-@statement("assumption3", reads_given=True, conclusion_over="box")
+@statement("assumption3", reads_given=True, conclusion_over="box", refutes=(DEPENDENT_SUBSET, AT_PRECISION))
 def check_assumption3(instance, *, prec: int = 128, seed: int = 0,
                       exhaustive_limit: int = EXHAUSTIVE_LIMIT, samples: int = SAMPLES,
                       **options) -> Evidence:

@@ -71,6 +71,7 @@ from verifier.model import mha as model
 from verifier.model.factorisation import factor_attention
 from verifier.model.mha_balls import scores_ball
 from verifier.statements.evidence import Evidence, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 from .assumption1_query_kruskal_rank import n_less_than_d
@@ -257,8 +258,19 @@ def exact_fit_decision(contexts, queries, logits, *, prec: int, right_inverse: s
                  "examples": k, "inner dimension (rank W <=)": k, "prec_bits": bits, **(info or {})}
 
 
+#: W = B Q^+ misses E W e = a exactly: a flaw of the construction, no counterexample to "some W fits"
+EXACT_FIT_FAILED = Refutation("failed-construction", "the construction W = B Q^+ misses E W e = a exactly (or in "
+                              "balls of the exact objects)")
+WRONG_INVERSE = Refutation("counterexample", "E W e != a exactly over Q for the W built with the caller's right "
+                           "inverse", variant="right_inverse != 'pinv': W pinned to another right inverse")
+#: the caller's perturbed float weights: their ball fit certainly above tol
+PERTURBED = Refutation("counterexample", "the perturbed float64 weights' softmax certainly misses the targets by "
+                       "more than tol (arb balls)", variant="perturb > 0: the claim is about those weights")
+
+
 @statement("claim1",
-           requires=("n < d", "Assumption 1", "Assumption 2"),
+           requires=("n < d", "Assumption 1", "Assumption 2"), exists=True,
+           refutes=(EXACT_FIT_FAILED, WRONG_INVERSE, PERTURBED),
            measure="float64 weights: max fit error (factored, certified upper)", H=1, n=3, d=5)
 def check_claim1(instance, *, prec: int = 128, seed: int = 0, tol: float = TOLERANCE,
                  perturb: float = 0.0, right_inverse: str = "pinv", **options) -> Evidence:
@@ -336,6 +348,7 @@ def check_claim1(instance, *, prec: int = 128, seed: int = 0, tol: float = TOLER
         margin=None if not perturb or "float64 weights: max fit error (factored, certified upper)" not in measured
         else tol - measured["float64 weights: max fit error (factored, certified upper)"],
         certificates=certs, instance=instance.summary(), trail=trail, reason=reason,
+        refutation=PERTURBED if perturb else WRONG_INVERSE if right_inverse != "pinv" else EXACT_FIT_FAILED,
     )
 
 

@@ -70,6 +70,7 @@ from verifier.model import mha as model
 from verifier.model.factorisation import factor_attention
 from verifier.model.mha_balls import logits_ball, scores_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 from .assumption1_query_kruskal_rank import n_less_than_d
@@ -236,8 +237,21 @@ def _saturation_c(E, e, saturated, istar, W_star, Wp, eps: float, n: int) -> tup
     return Decision.all(gaps), c_cert
 
 
+#: our W = W* + c v w^T missed (a tied W' gap, Claim 1's exact fit, the balls' consistency, or Lemma 4's c):
+#: Claim 2 says SOME c and W' work, so this is a failed construction (a Lemma 4 failure is lemma4's to refute)
+CONSTRUCTION_MISSED = Refutation("failed-construction", "W = W* + c v w^T with the drawn W' (up to 5 draws) and "
+                                 "Lemma 4's c missed a check (a tied gap, the exact fit, or eps off J)")
+#: the caller's c (e.g. 0): the l1 distance off J certainly above eps for THAT c
+C_PINNED = Refutation("counterexample", "the l1 distance to one-hot off J certainly exceeds eps at the caller's c "
+                      "(exact weights, arb balls)", variant="c=...: the saturation scale pinned")
+#: the caller kept the float w: W' e^(j) != 0 exactly, the exact fit on J fails for THAT W'
+W_PINNED = Refutation("counterexample", "w^T e^(j) != 0 exactly for the float w: the fit on J fails exactly",
+                      variant="orthogonalize=False: W' pinned to the float w")
+
+
 @statement("claim2",
-           requires=("n < d", "Assumption 1", "Assumption 2"),
+           requires=("n < d", "Assumption 1", "Assumption 2"), exists=True,
+           refutes=(CONSTRUCTION_MISSED, C_PINNED, W_PINNED),
            margin="eps - max l1 distance to one-hot off J",
            measure="max l1 off J (upper)", H=2, n=3, d=5)
 def check_claim2(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3, tol: float = TOLERANCE,
@@ -323,10 +337,12 @@ def check_claim2(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3,
                    uses="Claims 1-2, Lemmas 3-4", data={"c": c_used, "eps": eps}),
               Step("softmax of the exact weights in arb balls", uses="Claim 2",
                    data={"decision": decision.value, "max l1 off J": measured["max l1 off J (upper)"]})]
+    refutation = C_PINNED if c is not None and dsat is Decision.FALSE else \
+        W_PINNED if not orthogonalize and ex["fit"] is Decision.FALSE else CONSTRUCTION_MISSED
     return conclude("claim2", decision, claimed=claimed, measured=measured, hypotheses=hyps, certified=True,
                     method="exact rationals + arb balls (float64 weights reported)", prec_bits=prec,
                     margin=eps - measured["max l1 off J (upper)"], certificates=certs,
-                    instance=instance.summary(), trail=trail, reason="; ".join(notes))
+                    instance=instance.summary(), trail=trail, reason="; ".join(notes), refutation=refutation)
 
 
 @negative_control("claim2", "c = 0 (no saturation): the examples off J are not within eps of one-hot",

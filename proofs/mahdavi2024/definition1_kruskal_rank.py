@@ -65,6 +65,7 @@ from verifier.data.precision import float64_rounding, given_values
 from verifier.errors import InvalidInstance
 from verifier.statements.at_precision import UNDECIDED, at_data_precision
 from verifier.statements.evidence import Evidence, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 EXHAUSTIVE_LIMIT = 20000  # subsets per level exhausted exactly
@@ -180,6 +181,14 @@ def kruskal_steps(res: KruskalRank) -> list[Step]:
     return [Step(line, uses="Definition 1") for line in res.method.split("; ") if line]
 
 
+#: a claimed Kruskal rank (the caller's value) above the certified upper bound: the exact null witness
+CLAIM_ABOVE = Refutation("counterexample", "a dependent subset with an exact null combination (re-checked over Q), "
+                         "or min(m, d), below the claimed Kruskal rank", variant="claimed=k: the caller's value")
+#: a claimed Kruskal rank below the certified lower bound: every (claim+1)-subset independent, exhausted
+CLAIM_BELOW = Refutation("counterexample", "exhaustion: every (claim+1)-subset independent over Q",
+                         variant="claimed=k: the caller's value")
+
+
 def decide_claim(res: KruskalRank, claimed: int | None, cap: int) -> tuple[Decision, str]:
     """Is ``claimed`` (None: the computed value) the Kruskal rank?"""
     if claimed is None:
@@ -196,7 +205,7 @@ def decide_claim(res: KruskalRank, claimed: int | None, cap: int) -> tuple[Decis
     return Decision.UNDECIDED, f"{res.lower} <= kr <= {res.upper}: the claim {claimed} is not decided"
 
 
-@statement("definition1", reads_given=True, conclusion_over="box")
+@statement("definition1", reads_given=True, conclusion_over="box", refutes=(CLAIM_ABOVE, CLAIM_BELOW))
 def check_definition1(instance, *, prec: int = 128, seed: int = 0, vectors="queries",
                       claimed: int | None = None, exhaustive_limit: int = EXHAUSTIVE_LIMIT,
                       samples: int = SAMPLES, **options) -> Evidence:
@@ -210,6 +219,7 @@ def check_definition1(instance, *, prec: int = 128, seed: int = 0, vectors="quer
     certs = [exhaustion_certificate(V, res.lower)] if res.lower > 0 else []
     certs.append(witness_certificate(V, res))
     decision, reason = decide_claim(res, claimed, cap)
+    refutation = CLAIM_BELOW if claimed is not None and res.lower > claimed else CLAIM_ABOVE
     measured = {"kruskal_lower": res.lower, "kruskal_upper": res.upper, "m": m, "d": d,
                 "sampled_independent": f"{res.sampled_independent}/{res.sampled}"}
     name = {"queries": "queries", "tokens": "contexts"}.get(vectors) if isinstance(vectors, str) else None
@@ -235,6 +245,7 @@ def check_definition1(instance, *, prec: int = 128, seed: int = 0, vectors="quer
         measured=measured, certified=decision is not Decision.UNDECIDED, method=METHOD,
         margin=None, certificates=certs, instance=set_summary(instance, V, vectors),
         reason=reason, trail=kruskal_steps(res) + [Step(reason, uses="Definition 1 (a), (b)")],
+        refutation=refutation,
     )
 
 

@@ -53,6 +53,7 @@ from verifier.statements.at_precision import at_data_precision
 from verifier.statements.evidence import Evidence, Step, conclude
 from verifier.statements.registry import negative_control, statement
 
+from .assumption1_query_kruskal_rank import AT_PRECISION, DEPENDENT_SUBSET, kruskal_refutation
 from .definition1_kruskal_rank import (
     EXHAUSTIVE_LIMIT,
     METHOD,
@@ -67,7 +68,7 @@ from .definition1_kruskal_rank import (
 )
 
 
-@statement("definition2", reads_given=True, conclusion_over="box")
+@statement("definition2", reads_given=True, conclusion_over="box", refutes=(DEPENDENT_SUBSET, AT_PRECISION))
 def check_definition2(instance, *, prec: int = 128, seed: int = 0, vectors="queries",
                       exhaustive_limit: int = EXHAUSTIVE_LIMIT, samples: int = SAMPLES,
                       **options) -> Evidence:
@@ -104,7 +105,7 @@ def check_definition2(instance, *, prec: int = 128, seed: int = 0, vectors="quer
         "definition2", decision, claimed={"kruskal_rank": f"= min(m, d) = {cap}"}, measured=measured,
         certified=decision is not Decision.UNDECIDED, method=METHOD, margin=None,
         certificates=certs, instance=set_summary(instance, V, vectors), reason=reason,
-        trail=kruskal_steps(res) + [Step(reason, uses="Definition 2")],
+        trail=kruskal_steps(res) + [Step(reason, uses="Definition 2")], refutation=kruskal_refutation(exact),
     )
 
 

@@ -56,6 +56,7 @@ from verifier.arith.exact import to_fmpq_mat
 from verifier.arith.structure import SymbolicIdentity
 from verifier.data.instances import rng_for
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 SYMBOLIC_SIZES = ((1, 1), (1, 2), (2, 1), (2, 2), (1, 3), (3, 1))
@@ -147,6 +148,13 @@ def random_blocks(rng: np.random.Generator, trials: int, max_size: int = 5) -> l
     return out
 
 
+#: a block matrix [[A, B], [0, C]] of exact rank below rank A + rank C
+BLOCK_RANK_DROP = Refutation("counterexample", "a block matrix whose exact rank (over Q) is below rank A + rank C")
+#: the false variant with a nonzero lower-left block D
+NONZERO_D = Refutation("counterexample", "a block matrix [[A, B], [D, C]] whose exact rank is below rank A + rank C",
+                       variant="zero_block=False: any lower-left block D")
+
+
 def check_block_rank_inequality(blocks, *, zero_block: bool = True, statement_id: str = "lemma1",
                                 instance=None, symbolic: SymbolicIdentity | None = None) -> Evidence:
     """rank [[A, B], [D, C]] >= rank A + rank C on every tuple of ``blocks``
@@ -157,9 +165,9 @@ def check_block_rank_inequality(blocks, *, zero_block: bool = True, statement_id
     hyps = []
     if zero_block:
         hyps.append(Hypothesis("lower-left block exactly 0", "certified", f"{len(blocks)} block matrices built with 0"))
-    if symbolic is not None:
-        holds = holds and symbolic.holds
-    decision = Decision.TRUE if holds else Decision.FALSE
+    # a block certificate that fails is a counterexample; an unproved symbolic step only leaves it undecided
+    decision = Decision.FALSE if not holds else \
+        Decision.TRUE if symbolic is None or symbolic.holds else Decision.UNDECIDED
     claim = "rank [[A, B], [0, C]] >= rank A + rank C" if zero_block else \
         "rank [[A, B], [D, C]] >= rank A + rank C for any D (false variant)"
     shown = certs[:4] + ([certs[first_bad]] if first_bad is not None and first_bad >= 4 else [])
@@ -177,13 +185,14 @@ def check_block_rank_inequality(blocks, *, zero_block: bool = True, statement_id
         trail=[Step("sympy: det of a block-triangular matrix = det X det Z", uses="Lemma 1 (proof step)",
                     data={"holds": symbolic.holds}) if symbolic else Step("no symbolic step (variant)"),
                Step(f"exact ranks and certificate minors on {len(blocks)} block matrices", uses="Lemma 1",
-                    data={"all hold": holds})])
+                    data={"all hold": holds})],
+        refutation=BLOCK_RANK_DROP if zero_block else NONZERO_D)
 
 
 INSTANCE_ENTRIES = 20000  # n d at most this: the contexts are used as blocks
 
 
-@statement("lemma1", conclusion_over="any", H=1, n=3, d=5, T=3)
+@statement("lemma1", conclusion_over="any", refutes=(BLOCK_RANK_DROP, NONZERO_D), H=1, n=3, d=5, T=3)
 def check_lemma1(instance, *, prec: int = 128, seed: int = 0, trials: int = 24, **options) -> Evidence:
     """Lemma 1 on the instance's contexts as blocks and on ``trials`` random block matrices."""
     E = np.asarray(instance.contexts)

@@ -57,6 +57,7 @@ from verifier.arith.structure import SymbolicIdentity
 from verifier.data.instances import make_instance
 from verifier.errors import InvalidInstance
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 SYMBOLIC_SIZES = range(1, 7)
@@ -114,7 +115,15 @@ def _left_null_vector(M: fmpq_mat) -> list:
     return v
 
 
-@statement("lemma2", reads_given=True, conclusion_over="any",
+#: the shifted tokens of a context dependent although its tokens are independent and 1 + c != 0
+SHIFT_DROP = Refutation("counterexample", "a context whose shifted tokens x_i + c xbar have an exact null "
+                        "combination over Q")
+#: c = -1 (1 + c = 0, which the lemma excludes): the shifted tokens sum to 0
+C_MINUS_ONE = Refutation("counterexample", "1 + c = 0: the shifted tokens sum to 0 (exact null combination)",
+                         variant="c with 1 + c = 0 (the lemma's 'iff')")
+
+
+@statement("lemma2", reads_given=True, conclusion_over="any", refutes=(SHIFT_DROP, C_MINUS_ONE),
            requires=("Assumption 2",), H=1, n=3, d=5, T=4)
 def check_lemma2(instance, *, prec: int = 128, seed: int = 0, c=1, **options) -> Evidence:
     """Lemma 2 on every context of ``instance`` with shift ``c`` (default 1)."""
@@ -171,6 +180,7 @@ def check_lemma2(instance, *, prec: int = 128, seed: int = 0, c=1, **options) ->
         certificates=certs, trail=trail,
         reason="" if decision is not Decision.FALSE or dependent_before else
         f"c = {cq}: 1 + c = 0, the shifted tokens sum to 0 (exact dependence found)",
+        refutation=C_MINUS_ONE if det_value == 0 else SHIFT_DROP,
     )
 
 

@@ -27,16 +27,22 @@ J = the first ``J_size`` examples (default r - 1, as Claim 2 uses it).
    so W' e^(j) = v (w^T e^(j)) = 0.
 3. (21) exactly: for t not in J the entries (w^T e^(t)) (E^(t) v)_i are
    exact rationals; the minimum over t of the smallest gap between sorted
-   entries is an exact rational, certified > 0 (or = 0, with the tied
-   pair as the witness).
-4. The builder's float (v, w) (what Claim 2 uses): the gap of (21) in arb
-   balls, certainly > 0, and max |w^T e^(j)| on J (about 1e-16, not 0:
-   float (20) holds only up to rounding) -- reported, not deciding.  (The
-   float w is normalized, the exact one is not: their gaps differ by ||w||.)
+   entries is an exact rational, certified > 0.  Lemma 3 says SOME W'
+   works, so a draw whose gap is 0 is no counterexample: (g, v) is drawn
+   again from the same stream, up to :data:`DRAWS` = 8 draws
+   (``draws=``), then inconclusive with the reason.  Refuted only by a
+   proof that NO W' works (:func:`no_w_prime_witness`, exact): a tied
+   example with two equal tokens, or with e^(t) in span{e^(j): j in J}.
+   ``orthogonalize=False`` pins W' = v g^T (a variant, one draw).
+4. The builder's float (v, w) of the draw that worked (what Claim 2 uses):
+   the gap of (21) in arb balls, certainly > 0, and max |w^T e^(j)| on J
+   (about 1e-16, not 0: float (20) holds only up to rounding) -- reported,
+   not deciding.  (The float w is normalized, the exact one is not: their
+   gaps differ by ||w||.)
 
 Not established
 ---------------
-"Almost surely" is not checked: one draw of (g, v) per seed.  Other
+"Almost surely" is not checked: up to 8 draws of (g, v) per seed.  Other
 choices of J are not covered.
 
 References
@@ -49,18 +55,17 @@ arXiv:2306.02010v3, App. D (Lemma 3, Eqs. 20-27), used in App. B.1 (Claim 2).
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 from flint import arb, fmpq, fmpq_mat
 
 from verifier.arith.balls import ball_max, ball_min, to_arb_mat
 from verifier.arith.compare import Decision, certainly_positive, workprec
-from verifier.arith.exact import to_fmpq_mat, to_fmpq_vector
+from verifier.arith.exact import exact_rank, to_fmpq_mat, to_fmpq_vector
 from verifier.data.instances import make_instance, rng_for
 from verifier.errors import ConstructionFailed, InsufficientPrecision, InvalidInstance
 from verifier.model import mha as model
 from verifier.statements.evidence import Evidence, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 from .assumption1_query_kruskal_rank import n_less_than_d
@@ -197,41 +202,99 @@ def ball_gap(E, e, v, w) -> arb:
     return a[i] - ball_max([a[j] for j in range(len(a)) if j != i])
 
 
+#: draws of (g, v) before Lemma 3 is left inconclusive (a failed draw is no counterexample)
+DRAWS = 8
+
+#: no W' = v w^T satisfies (21): certified for every admissible choice
+NO_W_PRIME = Refutation("no-choice-works", "an example t off J with e^(t) in span{e^(j): j in J} exactly (then "
+                        "w^T e^(t) = 0 for every w orthogonal to J's queries, and the n >= 2 entries of "
+                        "E^(t) W' e^(t) are all 0) or with two equal tokens in E^(t) (equal entries for every v): "
+                        "no W' = v w^T satisfies (21)")
+#: (20) or (21) fails for the W' the caller pinned (w = g, not made orthogonal)
+PINNED_W = Refutation("counterexample", "(20) or (21) fails exactly for THIS W' = v g^T",
+                      variant="orthogonalize=False: W' pinned to w = g, the Gaussian draw itself")
+#: every draw failed (21), and no proof that no W' works
+DRAWS_FAILED = Refutation("failed-construction", f"Eq. (21) failed exactly for each of the {DRAWS} draws of "
+                          "(g, v), and no proof that no W' works was found")
+
+
+def eq21_gaps(E, e, v, w, rest) -> list:
+    """(gap, t, tied pair) of Eq. (21) for each t in ``rest`` (n >= 2), exact rationals."""
+    gaps = []
+    for t in rest:
+        gap, pair = min_gap(exact_entries(E[t], e[t], v, w))
+        if gap is not None:
+            gaps.append((gap, t, pair))
+    return gaps
+
+
+def no_w_prime_witness(E, e, J, t) -> str | None:
+    """Why NO W' = v w^T with w^T e^(j) = 0 on J can separate example t's
+    entries (Eq. 21), decided exactly over Q; None when some W' may."""
+    E_t = np.asarray(E[t])
+    if E_t.shape[0] < 2:
+        return None
+    for i in range(E_t.shape[0]):
+        for k in range(i):
+            if np.array_equal(E_t[i], E_t[k]):  # float equality is rational equality
+                return f"tokens {k} and {i} of E^({t}) are equal: (E^({t}) v)_{k} = (E^({t}) v)_{i} for every v"
+    Q = np.asarray(e, dtype=np.float64)
+    if J and exact_rank(to_fmpq_mat(Q[list(J) + [t]])) == exact_rank(to_fmpq_mat(Q[list(J)])):
+        return (f"e^({t}) lies in span{{e^(j): j in J}} exactly: w^T e^({t}) = 0 for every admissible w, so "
+                f"every entry of E^({t}) W' e^({t}) is 0")
+    return None
+
+
 @statement("lemma3",
-           requires=("n < d", "Assumption 2", "|J| < Kruskal rank of the queries"),
+           requires=("n < d", "Assumption 2", "|J| < Kruskal rank of the queries"), exists=True,
+           refutes=(NO_W_PRIME, PINNED_W, DRAWS_FAILED),
            margin="smallest gap between the two largest entries of E W' e off J (exact)", H=1, n=3, d=6, T=6)
 def check_lemma3(instance, *, prec: int = 128, seed: int = 0, J_size: int | None = None,
-                 orthogonalize: bool = True, exhaustive_limit: int = 20000, **options) -> Evidence:
-    """Lemma 3 with J = the first ``J_size`` examples (default r - 1)."""
+                 orthogonalize: bool = True, exhaustive_limit: int = 20000, draws: int = DRAWS,
+                 **options) -> Evidence:
+    """Lemma 3 with J = the first ``J_size`` examples (default r - 1); up to
+    ``draws`` draws of (g, v) (one when ``orthogonalize=False`` pins W')."""
     E, e = instance.contexts, np.asarray(instance.queries)
     T, n = instance.T, instance.n
     k = min(instance.r - 1, T - 1) if J_size is None else int(J_size)
     if not 0 <= k <= T:
         raise InvalidInstance(f"J_size = {k} must be in 0..T = {T}")
+    if int(draws) < 1:
+        raise InvalidInstance(f"draws = {draws} must be >= 1")
     J, rest = list(range(k)), list(range(k, T))
     hyps = [n_less_than_d(instance), contexts_full_row_rank(instance, range(T)),
             queries_kruskal_at_least(instance, k + 1, f"|J| = {k} < Kruskal rank of the queries",
                                      exhaustive_limit=exhaustive_limit, seed=seed)]
     trail = [Step(f"J = first {k} examples; hypotheses checked", uses="Lemma 3 hypotheses",
                   data={h.name: h.status for h in hyps})]
-    try:
-        v, w = build_exact_saturation_vectors(e, J, rng_for(seed, "lemma3"), orthogonalize=orthogonalize)
-    except ConstructionFailed as exc:
-        trail.append(Step(f"construction stopped: {exc}", uses=exc.step))
-        return conclude("lemma3", Decision.UNDECIDED, claimed="W' = v w^T with (20) and (21)",
-                        measured={"|J|": k}, hypotheses=hyps, certified=True, method="exact rationals",
-                        instance=instance.summary(), trail=trail, reason=f"construction failed at {exc.step}: {exc}")
-    kills = [_dot(w, e[j]) for j in J]
-    eq20 = all(x == 0 for x in kills)
+    claimed = "W' = v w^T: W' e^(j) = 0 on J (20), distinct entries off J (21)"
+    rng = rng_for(seed, "lemma3")
+    tries, impossible = [], None
+    for attempt in range(int(draws) if orthogonalize else 1):
+        state = rng.bit_generator.state
+        try:
+            v, w = build_exact_saturation_vectors(e, J, rng, orthogonalize=orthogonalize)
+        except ConstructionFailed as exc:
+            trail.append(Step(f"construction stopped: {exc}", uses=exc.step))
+            return conclude("lemma3", Decision.UNDECIDED, claimed=claimed, measured={"|J|": k}, hypotheses=hyps,
+                            method="exact rationals", instance=instance.summary(), trail=trail,
+                            reason=f"construction failed at {exc.step}: {exc}")
+        kills = [_dot(w, e[j]) for j in J]
+        eq20 = all(x == 0 for x in kills)
+        if orthogonalize and not eq20:  # pragma: no cover - engine guard: w = P_perp g exactly
+            raise RuntimeError("the exact projection left w^T e^(j) != 0 on J")
+        gaps = eq21_gaps(E, e, v, w, rest)
+        worst = min(gaps, key=lambda p: p[0]) if gaps else None
+        eq21 = worst is None or worst[0] > 0
+        tries.append({"draw": attempt + 1, "(21) exact": eq21,
+                      "min gap": str(worst[0]) if worst else None, "at example": worst[1] if worst else None})
+        if eq21 or not orthogonalize:
+            break
+        impossible = next((why for t in sorted({g[1] for g in gaps if g[0] == 0})
+                           if (why := no_w_prime_witness(E, e, J, t))), None)
+        if impossible:
+            break
     bad20 = [j for j, x in zip(J, kills) if x != 0]
-    gaps = []
-    for t in rest:
-        gap, pair = min_gap(exact_entries(E[t], e[t], v, w))
-        if gap is not None:
-            gaps.append((gap, t, pair))
-    worst = min(gaps, key=lambda p: p[0]) if gaps else None
-    eq21 = worst is None or worst[0] > 0
-    decision = Decision.TRUE if eq20 and eq21 else Decision.FALSE
     certs = [{"kind": "Eq. (20) as an identity over Q", "w^T e^(j) for j in J": [str(x) for x in kills],
               "holds": eq20, "w": "P_perp g, exact rationals",
               "max denominator bits of w": max((x.q.bit_length() for x in w), default=0)},
@@ -239,19 +302,25 @@ def check_lemma3(instance, *, prec: int = 128, seed: int = 0, J_size: int | None
               "min gap": str(worst[0]) if worst else "n/a (no t off J or n = 1)",
               "min gap (float)": float(worst[0].p) / float(worst[0].q) if worst else None,
               "attained at example": worst[1] if worst else None,
-              "tokens": list(worst[2]) if worst else None, "holds": eq21}]
-    # The float W' that Claim 2 actually uses: (21) in balls, (20) up to rounding.
+              "tokens": list(worst[2]) if worst else None, "holds": eq21, "draw": len(tries)}]
+    if len(tries) > 1 or impossible:
+        certs.append({"kind": f"draws of (g, v) (at most {draws}; a failed draw is not a counterexample)",
+                      "draws": tries, "no W' works": impossible})
+    # The float W' that Claim 2 actually uses (the same draw): (21) in balls, (20) up to rounding.
+    replay = np.random.Generator(type(rng.bit_generator)())
+    replay.bit_generator.state = state
     try:
-        vf, wf = build_saturation_vectors(e, J, rng_for(seed, "lemma3")) if orthogonalize else (v, None)
+        vf, wf = build_saturation_vectors(e, J, replay) if orthogonalize else (v, None)
         float_failed = None
     except ConstructionFailed as exc:  # e.g. |J| = d: no float direction off the span (the exact one decided)
         vf, wf, float_failed = v, None, str(exc)
-    measured = {"|J|": k, "saturated examples": len(rest), "(20) exact": eq20, "(21) exact": eq21}
+    measured = {"|J|": k, "saturated examples": len(rest), "(20) exact": eq20, "(21) exact": eq21,
+                "draws": len(tries)}
     if float_failed:
         measured["float W' not built"] = float_failed
     if worst:
         measured["min gap (exact, as float)"] = certs[1]["min gap (float)"]
-    if wf is not None and rest and n > 1:
+    if wf is not None and rest and n > 1 and eq21:
         with workprec(prec):
             bgaps = [ball_gap(E[t], e[t], vf, wf) for t in rest]
             bmin = ball_min(bgaps)
@@ -264,21 +333,25 @@ def check_lemma3(instance, *, prec: int = 128, seed: int = 0, J_size: int | None
         measured["float W' gap > 0 (balls)"] = bdec.value
     trail += [Step("w = P_perp g over Q; w^T e^(j) = 0 checked exactly", uses="Lemma 3, Eq. (20)",
                    data={"holds": eq20, "failing j": bad20[:5]}),
-              Step("entries of E^(t) W' e^(t) exact; smallest gap over t not in J", uses="Lemma 3, Eq. (21)",
-                   data={"holds": eq21, "min gap": certs[1]["min gap (float)"]})]
-    reason = ""
-    if not eq20:
-        reason = f"Eq. (20) fails: w^T e^(j) != 0 exactly for j in {bad20[:5]}"
-    elif not eq21:
-        reason = (f"Eq. (21) fails: entries {list(worst[2])} of E^({worst[1]}) W' e^({worst[1]}) are equal "
-                  "(gap 0 exactly)")
-    ev = conclude("lemma3", decision, claimed="W' = v w^T: W' e^(j) = 0 on J (20), distinct entries off J (21)",
-                  measured=measured, hypotheses=hyps, certified=True, method="exact rationals (+ arb balls)",
-                  prec_bits=prec, margin=measured.get("min gap (exact, as float)"), certificates=certs,
-                  instance=instance.summary(), trail=trail)
-    if reason and ev.verdict != "verified":
-        ev = replace(ev, reason=f"{ev.reason}; {reason}")
-    return ev
+              Step(f"entries of E^(t) W' e^(t) exact; smallest gap over t not in J ({len(tries)} draw(s))",
+                   uses="Lemma 3, Eq. (21)", data={"holds": eq21, "min gap": certs[1]["min gap (float)"],
+                                                   "draws": tries})]
+    if eq20 and eq21:
+        decision, refutation, reason = Decision.TRUE, None, ""
+    elif not orthogonalize:
+        decision, refutation = Decision.FALSE, PINNED_W
+        reason = (f"Eq. (20) fails: w^T e^(j) != 0 exactly for j in {bad20[:5]}" if not eq20 else
+                  f"Eq. (21) fails: entries {list(worst[2])} of E^({worst[1]}) W' e^({worst[1]}) are equal")
+    elif impossible:
+        decision, refutation, reason = Decision.FALSE, NO_W_PRIME, f"no W' satisfies (21): {impossible}"
+    else:
+        decision, refutation = Decision.FALSE, DRAWS_FAILED
+        reason = (f"Eq. (21) failed for each of the {len(tries)} draws (last: entries {list(worst[2])} of "
+                  f"E^({worst[1]}) W' e^({worst[1]}) equal); another --seed draws other (g, v)")
+    return conclude("lemma3", decision, claimed=claimed, measured=measured, hypotheses=hyps, certified=True,
+                    method="exact rationals (+ arb balls)", prec_bits=prec,
+                    margin=measured.get("min gap (exact, as float)") if eq21 else None, certificates=certs,
+                    instance=instance.summary(), trail=trail, reason=reason, refutation=refutation)
 
 
 @negative_control("lemma3", "w not orthogonal to e^(j) (the Gaussian g itself): Eq. (20) fails", expect=("refuted",))

@@ -81,6 +81,7 @@ from verifier.errors import ConstructionFailed, InsufficientPrecision, InvalidIn
 from verifier.model import mha as model
 from verifier.model.mha_balls import logits_ball, softmax_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import figure, negative_control, statement
 
 from .claim1_fit_one_head import build_claim1_attention, build_claim1_attention_exact, interior_targets
@@ -94,6 +95,17 @@ BOUNDS = {  # name -> (text, factor, uses R)
     "no-R": ("2(n-1) exp(-c g) (R dropped: wrong)", 2, False),
     "no-2": ("(n-1) exp(R - c g) (factor 2 dropped: wrong)", 1, True),
 }
+
+
+#: Lemma 4's bound (or err <= eps at c >= c0) certainly exceeded on a saturated example
+ERR_ABOVE = Refutation("counterexample", "a saturated example and a c at which ||softmax - one-hot||_1 certainly "
+                       "exceeds 2(n-1) exp(R - c g) (decided on the exact logits), or eps at c >= c0(eps)")
+#: a bound without its factor 2 or without R (a wrong constant)
+WRONG_BOUND = Refutation("counterexample", "a saturated example at which the error certainly exceeds the altered "
+                         "bound", variant="bound='no-2' or 'no-R': a wrong constant")
+#: err <= eps claimed below c0(eps)
+BELOW_C0 = Refutation("counterexample", "a saturated example at c < c0(eps) with error certainly above eps",
+                      variant="eps_from < 1: 'err <= eps' claimed below c0(eps)")
 
 
 def saturation_constant(R: float, g: float, eps: float, n: int) -> float:
@@ -207,7 +219,7 @@ def saturation_at(b, ap, istar: int, c: float, eps: float, bound: str, claim_eps
     return Decision.all(decs.values()), {"err": err, "bound": bnd, "decisions": decs}
 
 
-@statement("lemma4",
+@statement("lemma4", refutes=(ERR_ABOVE, WRONG_BOUND, BELOW_C0),
            requires=("E W' e has a unique maximum (gap g > 0)", "Assumption 2"), H=2, n=3, d=5)
 def check_lemma4(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3, multipliers=MULTIPLIERS,
                  eps_from: float = 1.0, bound: str = "lemma4", base: str = "claim1", base_scale: float = 1.0,
@@ -240,9 +252,9 @@ def check_lemma4(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3,
                 continue
             c0 = c0_ball(R, g, eps, n)
             c0_up = upper(c0)
-        if not math.isfinite(c0_up) or not float(g.mid()) > 0:  # g > 0 exactly, but its ball reaches 0
-            raise InsufficientPrecision(f"Lemma 4: at {prec} bits the gap g = {g} of example {t} is not "
-                                        "separated from 0, so c0(eps) is unbounded")
+        if not math.isfinite(c0_up):  # g > 0 is certified (above), on the ball: never on its float64 midpoint
+            raise InsufficientPrecision(f"Lemma 4: c0(eps) = {c0} of example {t} (gap g = {g}) exceeds the float64 "
+                                        "range of the multipliers c = m c0")
         c0_float = saturation_constant(float(R.mid()), float(g.mid()), eps, n)
         row = {"example": t, "i*": istar, "g": str(g), "R": str(R), "c0 (ball)": str(c0), "c0_up": c0_up,
                "c0 float (saturation_constant)": c0_float, "checks": []}
@@ -286,7 +298,8 @@ def check_lemma4(instance, *, prec: int = 128, seed: int = 0, eps: float = 1e-3,
         hypotheses=hyps, certified=True, method="arb balls", prec_bits=prec, certificates=certs,
         instance=instance.summary(), trail=trail,
         reason="" if decision is not Decision.FALSE else
-        f"fails at example {worst['example']}, c = {worst['c/c0']} c0: {worst}")
+        f"fails at example {worst['example']}, c = {worst['c/c0']} c0: {worst}",
+        refutation=WRONG_BOUND if bound != "lemma4" else BELOW_C0 if eps_from < 1 else ERR_ABOVE)
 
 
 def lemma3_unavailable(instance, exc: ConstructionFailed, *, eps: float, multipliers) -> Evidence:

@@ -70,6 +70,7 @@ from verifier.arith.singular_values import sigma_min_lower_bound
 from verifier.data.instances import rng_for
 from verifier.errors import InsufficientPrecision
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 CHARPOLY_LIMIT = 10  # min(m, n) up to this: the exact Gram characteristic polynomial decides
@@ -90,7 +91,9 @@ class GramRoot:
         if self.exact is not None:
             return arb(self.exact)
         with workprec(prec):
-            roots = sorted((c.real for c, _ in self.factor.complex_roots()), key=lambda x: float(x.mid()))
+            # isolated (disjoint) balls ordered by their EXACT midpoints: float64 roundings may tie (a root
+            # below 1e-308 reads 0), and the index must name the same root at every precision (issue 32)
+            roots = sorted((c.real for c, _ in self.factor.complex_roots()), key=lambda x: x.mid())
         return roots[self.index]
 
 
@@ -141,8 +144,8 @@ def perturbation_hypothesis(A: fmpq_mat, B: fmpq_mat, *, strict: bool = True, pr
     else:
         dec = Decision.UNDECIDED
     with workprec(prec):
-        s2 = min((r.ball(prec) for r in rho), key=lambda x: float(x.mid()))
-        n2 = max((m.ball(prec) for m in mu), key=lambda x: float(x.mid()))
+        s2 = min((r.ball(prec) for r in rho), key=lambda x: x.mid())
+        n2 = max((m.ball(prec) for m in mu), key=lambda x: x.mid())
         info = {"sigma_min^+(A)": str(s2.sqrt()), "||A - B||_2": str(n2.sqrt()), "equality (exact)": "=" in rel}
     info["relation"] = {Decision.TRUE: "<" if strict else "<=", Decision.FALSE: ">=" if strict else ">",
                         Decision.UNDECIDED: "?"}[dec]
@@ -231,6 +234,14 @@ def check_pair(A, B, label: str, *, strict: bool, prec: int) -> dict:
     return row
 
 
+#: a pair within the hypothesis whose rank drops, exactly over Q
+RANK_DROP = Refutation("counterexample", "a pair (A, B) with ||A - B||_2 < sigma_min^+(A) (exact Gram "
+                       "characteristic polynomials) and rank B < rank A exactly over Q")
+#: the non-strict variant at the equality edge
+NON_STRICT = Refutation("counterexample", "a pair with ||A - B||_2 = sigma_min^+(A) and rank B < rank A exactly",
+                        variant="strict=False: the hypothesis with <=")
+
+
 def check_weyl_pairs(pairs, *, strict: bool = True, prec: int = 128, instance=None, statement_id="lemma5") -> Evidence:
     rows = [check_pair(A, B, label, strict=strict, prec=prec) for A, B, label in pairs]
     hstat = [r["hypothesis"] for r in rows]
@@ -254,13 +265,14 @@ def check_weyl_pairs(pairs, *, strict: bool = True, prec: int = 128, instance=No
                Step("rank B vs rank A exactly over Q (and a ball minor)", uses="Lemma 5 (Weyl)",
                     data={"rank drops": len(fails)})],
         reason="" if decision is not Decision.FALSE or status == "refuted" else
-        f"rank drops on {fails[0]['pair']}: rank B = {fails[0]['rank B (exact)']} < {fails[0]['rank A']}")
+        f"rank drops on {fails[0]['pair']}: rank B = {fails[0]['rank B (exact)']} < {fails[0]['rank A']}",
+        refutation=RANK_DROP if strict else NON_STRICT)
 
 
 INSTANCE_ENTRIES = 20000  # n d at most this: the instance's contexts are used
 
 
-@statement("lemma5",
+@statement("lemma5", refutes=(RANK_DROP, NON_STRICT),
            requires=("||A - B||_2 < sigma_min^+(A)",),
            measure="rank drops", H=1, n=3, d=5, T=2)
 def check_lemma5(instance, *, prec: int = 128, seed: int = 0, count: int = 4, **options) -> Evidence:

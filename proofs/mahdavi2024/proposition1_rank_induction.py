@@ -54,11 +54,13 @@ from verifier.arith.compare import Decision, workprec
 from verifier.arith.rank import certify_rank_lower_bound, certify_rank_lower_bound_lazy, numerical_rank
 from verifier.arith.rank_caps import DIMENSIONS, RankCap, check_against_cap, structural_rank_cap
 from verifier.data.instances import make_instance
-from verifier.errors import ConstructionFailed
+from verifier.errors import ConstructionFailed, InsufficientPrecision
 from verifier.model import mha as model
 from verifier.model.mha_balls import feature_matrix_ball
 from verifier.model.mha_float import feature_columns_float_ball
+from verifier.statements.at_precision import REMEDY, UNDECIDED
 from verifier.statements.evidence import Evidence, Hypothesis, Step, brief, conclude, hypothesis_from_evidence
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import construction, figure, negative_control, statement
 
 from .assumption1_query_kruskal_rank import check_assumption1, n_less_than_d
@@ -138,6 +140,47 @@ def certify_construction_rank(instance, con: Construction, k: int, *, prec: int 
 construction("proposition1.certify_rank")(certify_construction_rank)
 
 
+#: the claimed rank above a structural cap that holds for EVERY weights
+CAP_BELOW_CLAIM = Refutation("no-choice-works", "rank(Z) <= a structural cap for ANY weights (dimensions, repeated "
+                             "examples, a shared context: Prop. 2, constant token sums: Prop. 5) below the claim")
+
+
+def _cap_reason(instance, cap: RankCap, claimed: int) -> str:
+    """What a cap below the claim means under the instance's reading."""
+    if cap.why != DIMENSIONS and not instance.precision.exact_for("contexts", "queries"):
+        return (f"rank(Z) <= {cap.cap} < {claimed} for ANY weights ({cap.why}): exact equalities of the "
+                "stored values, so a counterexample at the stored values (a point of the data's intervals); "
+                "other values the data stand for need not share them")
+    return f"rank(Z) <= {cap.cap} < {claimed} for ANY weights ({cap.why})"
+
+
+def rank_cap_hypothesis(instance, cap: RankCap, name: str = "rank(Z) = T attainable") -> Hypothesis | None:
+    """rank(Z) = T, which Step 2 (and so Theorem 1, App. C) needs, is impossible for ANY weights when
+    the structural cap (:func:`verifier.arith.rank_caps.structural_rank_cap`) is below T: a refuted
+    hypothesis, decided before any construction.  The cap rests on exact equalities of the stored
+    values; read at the data's precision (a user's floats) they hold as stored only, so the
+    hypothesis is then "evidence" (the stored data cannot reach T; the values given might).  None
+    when the cap allows T."""
+    T = instance.T
+    if cap.cap >= T:
+        return None
+    detail = f"rank(Z) <= {cap.cap} < T = {T} for ANY weights ({cap.why})"
+    precision = getattr(instance, "precision", None)
+    if cap.why != DIMENSIONS and getattr(instance, "rounded", None):  # the equalities of a float64 rounding
+        return Hypothesis(name, "evidence", f"{detail}, read on the float64 rounding of the values given "
+                                            f"({'; '.join(instance.rounded.values())}): they may differ")
+    if cap.why == DIMENSIONS or precision is None or precision.exact_for("contexts", "queries"):
+        return Hypothesis(name, "refuted", detail)
+    return Hypothesis(name, "evidence", f"{UNDECIDED}: {detail}, from exact equalities of the stored values "
+                                        f"({precision.describe('contexts', 'queries')}); {REMEDY}")
+
+
+def rank_method(cert) -> str:
+    """What certified rank(Z) >= k, in the evidence's words: the float64
+    verification or arb balls, as the certificate's own ``method`` says."""
+    return cert.certified_by
+
+
 def rank_claim_decision(cert, claimed: int, cap: int) -> Decision:
     """'rank(Z) >= claimed': TRUE by a certified minor of size >= claimed; FALSE
     when the structural cap (Prop. 2 for shared contexts, Prop. 5, repeated
@@ -201,9 +244,20 @@ def check_proposition1(instance, *, prec: int = 128, seed: int = 0, claimed_rank
     bound = min(instance.H * (r_used - 1) + 1, instance.T)
     claimed = bound if claimed_rank is None else int(claimed_rank)
     claim_text = f"rank(Z) >= {claimed}" + (" = min(H(r-1)+1, T)" if claimed_rank is None else " (variant)")
+    cap = structural_rank_cap(instance.contexts, instance.queries, instance.H)
     try:
         con = build_key_query_weights(instance, seed=seed, r=r_used)
     except ConstructionFailed as exc:
+        if claimed > cap.cap:  # the construction failed, but the cap decides for ANY weights
+            return conclude("proposition1", Decision.FALSE, claimed=claim_text, hypotheses=hyps, certified=True,
+                            measured={"construction failed at": exc.step, "upper_bound (structural, any weights)":
+                                      cap.cap}, method="structural cap (exact comparisons of the data)",
+                            certificates=[cap.to_dict()], reason=_cap_reason(instance, cap, claimed),
+                            refutation=CAP_BELOW_CLAIM,
+                            trail=[Step(f"Construction failed at {exc.step}", exc.step, {"message": str(exc)}),
+                                   Step(f"rank(Z) <= {cap.cap} < {claimed} for ANY weights ({cap.why})",
+                                        "structural caps (dimensions, repeated examples, Prop. 2, Prop. 5)",
+                                        {"cap": cap.cap, "claimed": claimed})])
         return conclude("proposition1", Decision.UNDECIDED, claimed=claim_text,
                         measured={"construction failed at": exc.step}, hypotheses=hyps,
                         method="construction (float64) failed: nothing decided",
@@ -211,8 +265,12 @@ def check_proposition1(instance, *, prec: int = 128, seed: int = 0, claimed_rank
                         trail=[Step(f"Construction failed at {exc.step}", exc.step, {"message": str(exc)})])
     trail = construction_trail(instance, con)
     k = min(claimed, instance.T)  # beyond the induction's rows too: the certificate must refuse what is false
-    cap = structural_rank_cap(instance.contexts, instance.queries, instance.H)
-    cert = certify_construction_rank(instance, con, k, prec=prec, cap=cap)
+    try:
+        cert = certify_construction_rank(instance, con, k, prec=prec, cap=cap)
+    except InsufficientPrecision as exc:  # the hypotheses stay in the evidence
+        return conclude("proposition1", Decision.UNDECIDED, claimed=claim_text, hypotheses=hyps, prec_bits=prec,
+                        measured={"induction_rank": len(con.basis)}, method="arb balls", trail=trail,
+                        reason=f"rank(Z) >= {claimed} not decided at --prec {prec} ({exc}): raise --prec")
     measured = {"certified_rank": cert.certified_k, "induction_rank": len(con.basis),
                 "numerical_rank_of_rows": int(np.linalg.matrix_rank(con.Z[list(con.basis)])) if len(con.basis) else 0}
     certificates = [{"kind": "rank >= k: nonsingular minor", **cert.to_dict()}]
@@ -222,21 +280,20 @@ def check_proposition1(instance, *, prec: int = 128, seed: int = 0, claimed_rank
         measured["upper_bound (structural, any weights)"] = cap.cap
         certificates.append(cap.to_dict())
         if cap.why != DIMENSIONS and not instance.precision.exact_for("contexts", "queries"):
-            reason = (f"rank(Z) <= {cap.cap} < {claimed} for ANY weights ({cap.why}): exact equalities of the "
-                      "stored values, so a counterexample at the stored values (a point of the data's intervals); "
-                      "other values the data stand for need not share them")
+            reason = _cap_reason(instance, cap, claimed)
     trail.append(Step("Certificate", "rank >= k by a nonsingular minor (Arb balls)",
                       {"k": cert.k, "decision": cert.decision.value, "prec_bits": cert.prec_bits,
                        "||I - R A||_inf <=": cert.residual_norm_upper}))
     return conclude("proposition1", decision, claimed=claim_text, measured=measured, hypotheses=hyps,
-                    certified=decision is not Decision.UNDECIDED, method="arb balls", prec_bits=cert.prec_bits,
+                    certified=decision is not Decision.UNDECIDED, method=rank_method(cert),
+                    prec_bits=cert.prec_bits, refutation=CAP_BELOW_CLAIM,
                     margin=1.0 - cert.residual_norm_upper if np.isfinite(cert.residual_norm_upper) else None,
                     certificates=certificates, trail=trail, reason=reason)
 
 
 # registered after the def, not by decorator: mutmut 3 mutates only undecorated functions, and this one decides
 statement("proposition1", conclusion_over="box",
-          requires=("n < d", "Assumption 1", "Assumption 2"),
+          requires=("n < d", "Assumption 1", "Assumption 2"), exists=True, refutes=(CAP_BELOW_CLAIM,),
           margin="1 - ||I - R A||_inf of the nonsingular-minor certificate", H=3, n=3, d=5, context="shared")(check_proposition1)
 
 

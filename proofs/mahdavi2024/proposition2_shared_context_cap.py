@@ -71,6 +71,7 @@ from verifier.errors import CertificateConflict, ConstructionFailed
 from verifier.model.mha_balls import feature_matrix_from_scores_ball, scores_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude, hypothesis_from_evidence
 from verifier.statements.hypotheses import at_precision_only, equality_hypothesis
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 from .assumption1_query_kruskal_rank import check_assumption1
@@ -146,6 +147,14 @@ def symbolic_proofs(H: int, n: int, d: int) -> list:
     E = sp.Matrix(2, 3, lambda i, j: sp.Symbol(f"E_{i}_{j}"))
     tiny = prove_minors_vanish(symbolic_feature_matrix([E] * 4, 2), shared_context_bound(2, 2) + 1)
     return [prove_stochastic_blocks_annihilated(H, n), prove_shared_factorisation(H, n, d), tiny]
+
+
+#: weights tried whose certified rank(Z) exceeds the claimed cap: a counterexample "for any weights" excludes
+ABOVE_CAP = Refutation("counterexample", "weights whose rank(Z) is certified (nonsingular minor, arb balls) above "
+                       "the claimed cap")
+#: the same for a cap the caller lowered
+ABOVE_PINNED = Refutation("counterexample", "weights whose rank(Z) is certified above the caller's cap",
+                          variant="claimed_bound: the cap H(n-1)+1 replaced by the caller's")
 
 
 def check_proposition2(instance, *, prec: int = 128, seed: int = 0, claimed_bound: int | None = None,
@@ -225,6 +234,7 @@ def check_proposition2(instance, *, prec: int = 128, seed: int = 0, claimed_boun
                   "stored only (other values they stand for are not one context), so the cap for ANY weights is "
                   "proved for the stored values, not for every value the data stand for")
     return conclude("proposition2", decision, claimed={"rank(Z) <=": claimed, "for": "any weights"},
+                    refutation=ABOVE_CAP if claimed_bound is None else ABOVE_PINNED,
                     measured=measured, hypotheses=hyps, certified=True,
                     method="sympy proof + exact null vectors + arb balls", prec_bits=prec,
                     margin=claimed - max(r["rank_lower"].certified_k for r in results.values()),
@@ -232,7 +242,7 @@ def check_proposition2(instance, *, prec: int = 128, seed: int = 0, claimed_boun
 
 
 # registered after the def, not by decorator: mutmut 3 mutates only undecorated functions, and this one decides
-statement("proposition2",
+statement("proposition2", refutes=(ABOVE_CAP, ABOVE_PINNED),
           requires=("shared contexts E^(t) = E",),
           margin="claimed cap - largest certified rank(Z) over the weights tried", H=3, n=3, d=6, T=9, context="shared")(check_proposition2)
 

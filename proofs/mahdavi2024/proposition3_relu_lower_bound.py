@@ -60,6 +60,7 @@ from verifier.arith.exact import exact_rank, to_fmpq_mat
 from verifier.data.instances import from_arrays, make_instance, rng_for
 from verifier.errors import InvalidInstance
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude, hypothesis_from_evidence
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 from .assumption1_query_kruskal_rank import check_assumption1, n_less_than_d
@@ -178,8 +179,17 @@ def prove_reduction_symbolically(n: int = 2, d: int = 3):
     return sp.expand(lifted - small) == 0
 
 
+#: a caller's threshold below the count: a network with an exact full-rank Jacobian reaches an open set of labels
+LOW_THRESHOLD = Refutation("counterexample", "a rational network with an exact Jacobian of rank T (no pre-activation "
+                           "0): an open set of labels on the lifted points is reachable",
+                           variant="threshold: the hypothesis T > m(d+2)+1 replaced by the caller's")
+#: the paper's lifted dataset reachable at its own threshold: that witness dataset fails, others are not examined
+LIFTED_REACHABLE = Refutation("failed-construction", "the paper's lifted dataset admits a full-rank Jacobian: this "
+                              "witness dataset fails; Prop. 3 says SOME dataset works, and others are not examined")
+
+
 @statement("proposition3",
-           requires=("n < d",),
+           requires=("n < d",), exists=True, refutes=(LOW_THRESHOLD, LIFTED_REACHABLE),
            margin="T - Jacobian rank bound m(d+1)+1", H=1, n=2, d=3, T=7)
 def check_proposition3(instance, *, prec: int = 128, seed: int = 0, m: int | None = None,
                        threshold: int | None = None, **options) -> Evidence:
@@ -266,7 +276,8 @@ def check_proposition3(instance, *, prec: int = 128, seed: int = 0, m: int | Non
                             f"(hypothesis T > {threshold})",
                     measured=measured, hypotheses=hyps, certified=decision is not Decision.UNDECIDED,
                     method="exact rationals (fmpq) + sympy", certificates=certs, trail=trail,
-                    margin=T - dim_bound, reason=reason)
+                    margin=T - dim_bound, reason=reason,
+                    refutation=LOW_THRESHOLD if threshold != paper else LIFTED_REACHABLE)
 
 
 @negative_control("proposition3", "threshold lowered to m(d+1): at T = m(d+1)+1 the Jacobian has rank T",

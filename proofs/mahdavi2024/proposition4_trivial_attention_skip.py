@@ -68,6 +68,7 @@ from verifier.data.instances import from_arrays, make_instance, rng_for, sinusoi
 from verifier.model.mha import Weights, forward
 from verifier.model.mha_balls import forward_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude, hypothesis_from_evidence
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 from .assumption1_query_kruskal_rank import check_assumption1
@@ -139,7 +140,15 @@ def _ball_conclusion(Y, instance, *, prec: int) -> tuple[Decision, dict]:
                       "float numerical rank of output queries": int(np.linalg.matrix_rank(mid))}
 
 
-@statement("proposition4",
+#: the trivial layer's exact outputs fail Assumption 1 or 2 (a dependent n-subset, or a context of rank < n)
+OUTPUT_FAILS = Refutation("counterexample", "the uniform-attention layer's exact outputs (over Q): a dependent "
+                          "n-subset of output queries or an output context of exact rank < n")
+#: without the skip connection every output token is the mean: rank 1 < n
+NO_SKIP = Refutation("counterexample", "without the skip connection the exact output contexts have rank 1 < n",
+                     variant="skip=False: the layer without its skip connection")
+
+
+@statement("proposition4", refutes=(OUTPUT_FAILS, NO_SKIP),
            requires=("Assumption 2", "Assumption 3"), H=1, n=3, d=6, T=8, context="pe", degenerate="cls-queries")
 def check_proposition4(instance, *, prec: int = 128, seed: int = 0, W_K=None, W_Q=None, skip: bool = True,
                        exhaustive_limit: int = EXHAUSTIVE_LIMIT, samples: int = SAMPLES, **options) -> Evidence:
@@ -202,7 +211,7 @@ def check_proposition4(instance, *, prec: int = 128, seed: int = 0, W_K=None, W_
            f"output queries collapse numerically (float spread {measured['float spread of output queries (max |o_t - o_0|)']:.3g}, "
            f"numerical rank {measured['float numerical rank of output queries']}); balls cannot separate them "
            "and no exact refutation exists (exp is transcendental)"))
-    return conclude("proposition4", decision,
+    return conclude("proposition4", decision, refutation=OUTPUT_FAILS if skip else NO_SKIP,
                     claimed="Assumptions 2+3 in => Assumptions 1+2 out (uniform attention + skip)",
                     measured=measured, hypotheses=hyps, certified=decision is not Decision.UNDECIDED,
                     method=method, prec_bits=prec, certificates=certs, trail=trail, reason=reason)

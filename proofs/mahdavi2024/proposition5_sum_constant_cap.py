@@ -72,6 +72,7 @@ from verifier.errors import ConstructionFailed
 from verifier.model.mha_balls import feature_matrix_ball
 from verifier.statements.evidence import Evidence, Step, conclude
 from verifier.statements.hypotheses import at_precision_only, equality_hypothesis
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 from .proposition1_construction import build_key_query_weights
@@ -113,6 +114,14 @@ def symbolic_proofs(H: int, n: int, d: int, *, zero_sum: bool, seed: int = 0) ->
     # instance) and "softmax sums to 1" (proved for symbolic n); the expanded identity runs at capped
     # sizes (sympy needs minutes at n = 128) and records the sizes it used
     return [prove_softmax_sums_to_one(), prove_block_sums_constant(min(H, 4), min(n, 8), min(d, 8)), tiny]
+
+
+#: weights tried whose certified rank(Z) exceeds the claimed cap: a counterexample "for any weights" excludes
+ABOVE_CAP = Refutation("counterexample", "weights whose rank(Z) is certified (nonsingular minor, arb balls) above "
+                       "the claimed cap")
+#: the same for a cap the caller lowered
+ABOVE_PINNED = Refutation("counterexample", "weights whose rank(Z) is certified above the caller's cap",
+                          variant="claimed_bound: the cap H(d-1)+1 replaced by the caller's")
 
 
 def check_proposition5(instance, *, prec: int = 128, seed: int = 0, claimed_bound: int | None = None,
@@ -194,13 +203,14 @@ def check_proposition5(instance, *, prec: int = 128, seed: int = 0, claimed_boun
                   "as stored only (other values they stand for need not have one sum), so the cap for ANY weights "
                   "is proved for the stored values, not for every value the data stand for")
     return conclude("proposition5", decision, claimed={"rank(Z) <=": claimed, "for": "any weights"},
+                    refutation=ABOVE_CAP if claimed_bound is None else ABOVE_PINNED,
                     measured=measured, hypotheses=hyps, certified=True,
                     method="sympy proof + exact token sums + arb balls", prec_bits=prec,
                     margin=claimed - best, certificates=certs, trail=trail, reason=reason)
 
 
 # registered after the def, not by decorator: mutmut 3 mutates only undecorated functions, and this one decides
-statement("proposition5",
+statement("proposition5", refutes=(ABOVE_CAP, ABOVE_PINNED),
           requires=("every token sums to one constant c",),
           margin="cap H(d-1)+1 - best certified rank(Z)", H=2, n=3, d=4, T=8, context="sumconst")(check_proposition5)
 

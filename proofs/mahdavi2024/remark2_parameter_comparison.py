@@ -54,6 +54,7 @@ from verifier.arith.compare import Decision
 from verifier.data.instances import make_instance
 from verifier.model.mha import parameter_count
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 from .proposition3_relu_lower_bound import relu_parameter_count
@@ -90,7 +91,14 @@ def build_grid(instance=None) -> list[dict]:
     return [comparison_row(H, n, d, s) for (H, n, d) in sorted(points) for s in SETTINGS]
 
 
-@statement("remark2", conclusion_over="any",
+#: a grid point where the reconstructed inequality fails (exact integers)
+GRID_VIOLATION = Refutation("counterexample", "a grid point (H, n, d) where n^p C_R > kappa d^p C_A (exact integers)")
+#: the same for the caller's constants
+PINNED_CONSTANTS = Refutation("counterexample", "a grid point where n^p C_R > kappa d^p C_A for the caller's "
+                              "constants (exact integers)", variant="kappa / power: the constants pinned")
+
+
+@statement("remark2", conclusion_over="any", refutes=(GRID_VIOLATION, PINNED_CONSTANTS),
            requires=("2 <= n < d at every grid point",),
            measure="violations")
 def check_remark2(instance, *, prec: int = 128, seed: int = 0, kappa: dict | int | None = None,
@@ -136,6 +144,7 @@ def check_remark2(instance, *, prec: int = 128, seed: int = 0, kappa: dict | int
         f"d={violations[0]['d']} ({violations[0]['setting']}): C_A = {violations[0]['C_A']}, "
         f"C_R = {violations[0]['C_R']}")
     return conclude("remark2", decision, claimed=claim, measured=measured, hypotheses=hyps, certified=True,
+                    refutation=GRID_VIOLATION if kappa is None and power is None else PINNED_CONSTANTS,
                     method="exact integers", certificates=certs, trail=trail, reason=reason)
 
 

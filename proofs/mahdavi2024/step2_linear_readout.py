@@ -46,14 +46,22 @@ from flint import arb, arb_mat
 
 from verifier.arith.balls import to_arb_mat
 from verifier.arith.compare import Decision, certainly_less_equal, upper, with_precision_ladder
+from verifier.arith.rank_caps import structural_rank_cap
 from verifier.data.instances import make_instance
-from verifier.errors import ConstructionFailed, InsufficientPrecision
+from verifier.errors import CertificateConflict, ConstructionFailed, InsufficientPrecision
 from verifier.model.mha import Weights, readout_matrix
 from verifier.model.mha_balls import feature_matrix_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import construction, negative_control, statement
 
-from .proposition1_rank_induction import build_key_query_weights, certify_construction_rank, theorem_hypotheses
+from .proposition1_rank_induction import (
+    build_key_query_weights,
+    certify_construction_rank,
+    rank_cap_hypothesis,
+    rank_method,
+    theorem_hypotheses,
+)
 
 TOLERANCE = 1e-20  # residual ball bound, relative to max |y| (at >= 128 bits)
 
@@ -168,6 +176,20 @@ def residual_enclosure(Yhat: arb_mat, Y, *, tol: float | None = None) -> tuple[D
     return Decision.all(decisions), worst, rad
 
 
+def residual_note(mem: Decision, worst: float, tol: float, bits: int) -> str:
+    """The exact readout's residual ball, reported beside the rank certificate
+    (it decides nothing: the exact residual is 0).  A ball certainly above the
+    tolerance would contradict the algebra: CertificateConflict."""
+    if mem is Decision.FALSE:
+        raise CertificateConflict(f"rank(Z) = T certified, but the exact readout's residual ball is certainly above "
+                                  f"{tol:.3g} (<= {worst:.3g}): one certificate is wrong")
+    if mem is Decision.TRUE:
+        return ""
+    return (f"the exact readout's residual ball (<= {worst:.3g}, {bits} bits) is not below the tolerance "
+            f"{tol:.3g}{' (it underflows: the labels are tiny or zero)' if tol == 0 else ''}; the verdict rests on "
+            "the rank certificate, which proves that an exact readout exists")
+
+
 def exact_readout_residual(instance, W_K, W_Q, *, skip: bool = False, shift_labels: bool = True,
                            prec: int = 128, max_prec: int = 1024, readout_perturbation: float = 0.0):
     """Enclose the exact readout M = Z^T (Z Z^T)^{-1} Y' (Y' = Y - W_D^T e with the
@@ -197,9 +219,20 @@ def exact_readout_residual(instance, W_K, W_Q, *, skip: bool = False, shift_labe
     return decision, worst, rad, M, bits
 
 
+#: our assembly W_V^h = [M_h, 0], W_O, W_D needs d_v >= d_out and d_out <= d (a size hypothesis fails there)
+ASSEMBLY_FAILED = Refutation("failed-construction", "the readout's assembly W_V^h = [M_h, 0], W_O = stacked "
+                             "[[I, 0], [0, 0]], W_D = [I; 0] needs d_v >= d_out and d_out <= d, or its exact "
+                             "identity blockdiag(W_V) W_O W_D = M failed")
+#: a readout moved off M by the caller: its residual certainly above the tolerance
+PERTURBED_READOUT = Refutation("counterexample", "the perturbed readout's residual |Z M - Y| certainly above "
+                               "1e-20 max|y| (arb balls)", variant="readout_perturbation: the readout pinned off "
+                               "Z^T (Z Z^T)^{-1} Y")
+
+
 @statement("step2",
            requires=("d_v >= d_out", "d_out <= d", "rank(Z) = T", "n < d", "Assumption 1", "Assumption 2"),
-           margin="1e-20 max|y| - max |Z M - Y| (ball)",
+           exists=True, refutes=(ASSEMBLY_FAILED, PERTURBED_READOUT),
+           margin="1 - ||I - R A||_inf of the rank(Z) = T certificate (the verdict rests on it)",
            measure="max |Z M - Y| (ball upper bound)", H=2, n=3, d=5, d_out=2, d_v=3)
 def check_step2(instance, *, prec: int = 128, seed: int = 0, readout_perturbation: float = 0.0,
                 **options) -> Evidence:
@@ -209,46 +242,70 @@ def check_step2(instance, *, prec: int = 128, seed: int = 0, readout_perturbatio
             Hypothesis("d_out <= d", "certified" if instance.d_out <= instance.d else "refuted",
                        f"d_out = {instance.d_out}, d = {instance.d}")]
     hyps += [h for h in theorem_hypotheses(instance, prec=prec, seed=seed) if h.name != "d_h >= 1"]
-    Hd = instance.H * instance.d
-    if T > Hd:  # Z is T x Hd: rank(Z) = T is impossible, whatever the weights
-        hyps.append(Hypothesis("rank(Z) = T", "refuted", f"rank(Z) <= Hd = {Hd} < T = {T} (Z has Hd columns)"))
-    if T > Hd:
-        return conclude("step2", Decision.UNDECIDED, claimed="Z M = Y", measured={"T": T, "Hd": Hd}, hypotheses=hyps,
-                        reason="no readout can fit T > Hd generic labels: the solve is not attempted")
+    claimed = f"Yhat = Z M = Y with |residual| <= {TOLERANCE:g} max|y|"
+    cap = structural_rank_cap(instance.contexts, instance.queries, instance.H)
+    capped = rank_cap_hypothesis(instance, cap, "rank(Z) = T")
+    if capped is not None:  # the caps first (Theorem 1's helper): rank(Z) = T is impossible for ANY weights
+        return conclude("step2", Decision.UNDECIDED, claimed=claimed, hypotheses=hyps + [capped],
+                        measured={"T": T, "structural cap rank(Z) <=": cap.cap}, certificates=[cap.to_dict()],
+                        method="exact comparisons of the data (structural cap)",
+                        reason="no readout fits generic labels for ANY weights: the solve is not attempted")
     try:
         con = build_key_query_weights(instance, seed=seed)
     except ConstructionFailed as exc:
-        return conclude("step2", Decision.UNDECIDED, claimed="Z M = Y", measured={"failed at": exc.step},
+        return conclude("step2", Decision.UNDECIDED, claimed=claimed, measured={"failed at": exc.step},
                         hypotheses=hyps, reason=str(exc))
-    cert = certify_construction_rank(instance, con, T, prec=prec) if len(con.basis) >= T else None
+    try:
+        cert = certify_construction_rank(instance, con, T, prec=prec, cap=cap) if len(con.basis) >= T else None
+    except InsufficientPrecision as exc:  # the hypotheses stay in the evidence
+        cert, why = None, f" ({exc})"
+    else:
+        why = ""
     full = cert is not None and cert.decision is Decision.TRUE
-    if T <= Hd:
-        hyps.append(Hypothesis("rank(Z) = T", "certified" if full else "evidence",
-                               f"certified rank {cert.certified_k if cert else 0} of T = {T}"))
+    hyps.append(Hypothesis("rank(Z) = T", "certified" if full else "evidence",
+                           f"certified rank {cert.certified_k if cert else 0} of T = {T}{why}"))
     try:
         W_V, W_O, W_D = build_readout(np.zeros((instance.H * instance.d, instance.d_out)), instance.H,
                                       instance.d, instance.d_v, instance.d_out)
     except ConstructionFailed as exc:
-        return conclude("step2", Decision.FALSE, claimed="Z M = Y", measured={"failed at": exc.step},
-                        hypotheses=hyps, certified=True, method="shapes", reason=str(exc))
+        return conclude("step2", Decision.FALSE, claimed=claimed, measured={"failed at": exc.step},
+                        hypotheses=hyps, method="shapes", reason=str(exc), refutation=ASSEMBLY_FAILED)
     mem, worst, rad, M, bits = exact_readout_residual(instance, con.W_K, con.W_Q, prec=prec,
                                                       readout_perturbation=readout_perturbation)
+    tol = TOLERANCE * label_scale(instance.labels)
+    rank_cert = {"kind": "rank(Z) = T", **(cert.to_dict() if cert else {})}
     if M is None:
-        return conclude("step2", Decision.UNDECIDED, claimed="Z M = Y", measured={}, hypotheses=hyps,
-                        reason=f"Z Z^T not certainly invertible up to {bits} bits: raise --prec")
+        if not full:
+            return conclude("step2", Decision.UNDECIDED, claimed=claimed, measured={}, hypotheses=hyps,
+                            certificates=[rank_cert],
+                            reason=f"Z Z^T not certainly invertible up to {bits} bits and rank(Z) = T not "
+                                   "certified: raise --prec")
+        M = solve_readout_float(con.Z, instance.labels)  # the readout exists exactly; its enclosure did not
     W_V, W_O, W_D = build_readout(M, instance.H, instance.d, instance.d_v, instance.d_out)
     weights = Weights(con.W_Q, con.W_K, W_V, W_O, W_D)
     identity_exact = bool(np.array_equal(readout_matrix(weights), M))
-    decision = Decision.all([mem, Decision.TRUE if identity_exact else Decision.FALSE])
-    tol = TOLERANCE * label_scale(instance.labels)
-    return conclude("step2", decision, claimed=f"Yhat = Z M = Y with |residual| <= {TOLERANCE:g} max|y|",
+    identity = Decision.TRUE if identity_exact else Decision.FALSE
+    notes, refutation = [], ASSEMBLY_FAILED
+    if readout_perturbation:  # the readout pinned off M: its residual decides (a variant)
+        decision, refutation = Decision.all([mem, identity]), PERTURBED_READOUT
+        margin = tol - worst
+    else:  # rank(Z) = T (a certified minor, or Z Z^T certainly invertible in the solve) makes M exist exactly
+        decision = identity
+        margin = 1.0 - cert.residual_norm_upper if full and np.isfinite(cert.residual_norm_upper) else None
+        if bits and np.isfinite(worst):
+            notes.append(residual_note(mem, worst, tol, bits))
+        else:
+            notes.append(f"the exact readout was not enclosed up to {bits} bits (rank(Z) = T is certified: it exists)")
+    return conclude("step2", decision, claimed=claimed,
                     measured={"max |Z M - Y| (ball upper bound)": worst, "largest radius": rad,
-                              "blockdiag(W_V) W_O W_D == M exactly": identity_exact},
-                    hypotheses=hyps, certified=decision is not Decision.UNDECIDED, method="arb balls",
-                    prec_bits=bits, tolerance=tol,
-                    margin=tol - worst,
+                              "blockdiag(W_V) W_O W_D == M exactly": identity_exact,
+                              "residual certainly <= 1e-20 max|y|": mem.value},
+                    hypotheses=hyps, certified=decision is not Decision.UNDECIDED,
+                    method=("rank(Z) = T: " + rank_method(cert) if full else "Z Z^T certainly invertible: arb balls")
+                    + "; readout residual: arb balls", prec_bits=bits, tolerance=tol, margin=margin,
                     certificates=[{"kind": "residual ball", "max_abs_residual_upper": worst, "radius": rad},
-                                  {"kind": "rank(Z) = T", **(cert.to_dict() if cert else {})}],
+                                  rank_cert],
+                    reason="; ".join(n for n in notes if n), refutation=refutation,
                     trail=[Step("Solve Z M = Y in balls: M = Z^T (Z Z^T)^{-1} Y", "Step 2, Eq. (8)",
                                 {"T": T, "Hd": instance.H * instance.d}),
                            Step("Assemble W_V^h = [M_h, 0], W_O = stacked [[I, 0], [0, 0]], W_D = [I; 0]",

@@ -58,16 +58,19 @@ from verifier.arith.rank import certify_rank_lower_bound
 from verifier.arith.rank_caps import structural_rank_cap
 from verifier.data.duplicates import first_equal_all
 from verifier.data.instances import from_arrays, make_instance
-from verifier.errors import ConstructionFailed
+from verifier.errors import ConstructionFailed, InsufficientPrecision
 from verifier.model.mha import Weights, forward
 from verifier.model.mha_balls import forward_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.refutations import Refutation
 from verifier.statements.registry import construction, negative_control, statement
 
 from .proposition1_rank_induction import (
     build_key_query_weights,
     certify_construction_rank,
     construction_trail,
+    rank_cap_hypothesis,
+    rank_method,
     theorem_hypotheses,
 )
 from .step2_linear_readout import (
@@ -75,6 +78,7 @@ from .step2_linear_readout import (
     build_readout,
     exact_readout_residual,
     label_scale,
+    residual_note,
     solve_readout_float,
 )
 
@@ -122,12 +126,25 @@ def saved_weights_certificate(instance, weights: Weights, *, skip: bool, prec: i
             "far from the labels": bool(max(lo, 0.0) > FAR * scale)}
 
 
-def memorization_decision(rank: Decision, residual: Decision | None, clash) -> Decision:
-    """yhat = y for every example: rank(Z) = T certified makes an exact readout
-    exist (its residual ball, when enclosed, must agree); identical inputs with
-    different labels make memorization impossible for ANY weights."""
+#: identical inputs with different labels: every weights give them the same output
+IDENTICAL_INPUTS = Refutation("no-choice-works", "two examples with identical context and query and different "
+                              "labels (exact comparison of the values given): yhat(t) = yhat(t') for ANY weights")
+#: heads of rank r > d_h forced (a variant): rank W^h >= d_h + 1 certified, no factorisation W_K W_Q^T exists
+FORCED_R = Refutation("counterexample", "rank W^h >= d_h + 1 certified by a nonsingular minor: no W_K, W_Q in "
+                      "R^{d x d_h} factor it", variant="force_r > d_h: heads of rank r forced into d_h")
+#: App. C without the label shift (a variant): the forward pass with the skip misses y by W_D^T e
+UNSHIFTED = Refutation("counterexample", "the exact readout fitted to y (not y - W_D^T e) and run with the skip "
+                       "connection: |yhat - y| certainly above 1e-20 max|y| (arb balls)",
+                       variant="shift_labels=False: the readout pinned to the unshifted labels")
+
+
+def memorization_decision(rank: Decision, clash) -> Decision:
+    """yhat = y for every example: rank(Z) = T certified makes an exact
+    readout exist (by linear algebra: Step 2), whatever the residual of its
+    enclosure shows; identical inputs with different labels make
+    memorization impossible for ANY weights."""
     if rank is Decision.TRUE:
-        return Decision.TRUE if residual is None else residual
+        return Decision.TRUE
     if clash is not None:
         return Decision.FALSE
     return Decision.UNDECIDED
@@ -168,36 +185,60 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
     claimed = "yhat = y for every example" + (" (skip connection)" if skip else "")
     cap = structural_rank_cap(instance.contexts, instance.queries, instance.H)
     clash = conflicting_duplicates(instance)
+    clash_cert = [{"kind": "identical inputs, different labels: yhat(t) = yhat(t') for ANY weights",
+                   "examples": list(clash), "reading": duplicates_reading(instance)}, cap.to_dict()] if clash else []
+    capped = rank_cap_hypothesis(instance, cap, "T <= the structural cap of rank(Z) (implied by Assumptions 1-2 "
+                                                "and T <= H(r-1)+1)")
+    if capped is not None:  # the caps first: no weights reach rank(Z) = T, the construction is not attempted
+        hyps.append(capped)
+        decision = Decision.FALSE if clash is not None else Decision.UNDECIDED
+        return conclude(statement_id, decision, claimed=claimed, hypotheses=hyps, certified=clash is not None,
+                        measured={"T": instance.T, "structural cap rank(Z) <=": cap.cap},
+                        method="exact comparisons of the data (structural cap)", certificates=clash_cert or
+                        [cap.to_dict()], reason="no weights reach rank(Z) = T: the construction is not attempted",
+                        refutation=IDENTICAL_INPUTS,
+                        trail=[Step(f"rank(Z) <= {cap.cap} < T for any weights: the construction is not attempted",
+                                    "structural caps (Prop. 2, Prop. 5, dimensions, repeated examples)",
+                                    {"cap": cap.cap, "why": cap.why})])
     try:
         con = build_key_query_weights(instance, seed=seed, r=force_r)
     except ConstructionFailed as exc:
         trail = [Step(f"Construction failed at {exc.step}", exc.step, {"message": str(exc)})]
-        decision, certs = Decision.UNDECIDED, []
+        decision, certs, refutation = Decision.UNDECIDED, [], None
         if clash is not None:
-            decision = Decision.FALSE
-            certs = [{"kind": "identical inputs, different labels: yhat(t) = yhat(t') for ANY weights",
-                      "examples": list(clash), "reading": duplicates_reading(instance)}, cap.to_dict()]
+            decision, certs, refutation = Decision.FALSE, clash_cert, IDENTICAL_INPUTS
         elif exc.step == "factorisation" and force_r is not None:
             # the variant "rank-r heads fit in d_h < r" is false: certify rank W^h > d_h
             con = build_key_query_weights(instance, seed=seed, r=force_r, factor=False)
             ranks = [certify_rank_lower_bound(W, k=instance.d_h + 1, prec=prec) for W in con.W]
             if any(rb.decision is Decision.TRUE for rb in ranks):
-                decision = Decision.FALSE
+                decision, refutation = Decision.FALSE, FORCED_R
                 certs = [{"kind": "rank W^h >= d_h + 1 (nonsingular minor)", "head": i + 1, **rb.to_dict()}
                          for i, rb in enumerate(ranks) if rb.decision is Decision.TRUE][:3]
         return conclude(statement_id, decision, claimed=claimed, measured={"construction failed at": exc.step},
                         hypotheses=hyps, certified=decision is Decision.FALSE, method="arb balls",
-                        prec_bits=prec, certificates=certs, reason=f"{exc}", trail=trail)
+                        prec_bits=prec, certificates=certs, reason=f"{exc}", trail=trail, refutation=refutation)
     T = instance.T
     trail = construction_trail(instance, con)
-    cert = certify_construction_rank(instance, con, T, prec=prec, cap=cap)  # all T rows, even above capacity
+    try:
+        cert = certify_construction_rank(instance, con, T, prec=prec, cap=cap)  # all T rows, even above capacity
+    except InsufficientPrecision as exc:  # the hypotheses stay in the evidence
+        trail.append(Step(f"rank(Z) = T not decided: {exc}", "Prop. 1 + Step 2"))
+        return conclude(statement_id, Decision.UNDECIDED, claimed=claimed, hypotheses=hyps, prec_bits=prec,
+                        measured={"T": T, "structural cap rank(Z) <=": cap.cap}, method="arb balls",
+                        reason=f"rank(Z) = T not decided at --prec {prec} ({exc}): raise --prec", trail=trail)
     rank_ok = cert.decision is Decision.TRUE
     trail.append(Step("rank(Z) = T certified: an exact readout exists" if rank_ok else
                       f"rank(Z) = T not certified (structural cap {cap.cap}: {cap.why})", "Prop. 1 + Step 2",
                       {"certified rank": cert.certified_k, "T": T, "structural cap": cap.cap}))
     measured = {"certified_rank": cert.certified_k, "T": T, "structural cap rank(Z) <=": cap.cap}
     certs = [{"kind": "rank(Z) = T: nonsingular minor", **cert.to_dict()}, cap.to_dict()]
-    method, tol, margin = "arb balls", None, None
+    method = f"rank(Z) = T: {rank_method(cert)}"
+    tol, notes, refutation = None, [], IDENTICAL_INPUTS
+    margin = 1.0 - cert.residual_norm_upper if rank_ok and np.isfinite(cert.residual_norm_upper) else None
+    decision = memorization_decision(cert.decision, clash)
+    if clash is not None:
+        certs += clash_cert[:1]
     if rank_ok and T <= CERTIFIED_T:
         mem, worst, rad, M, bits = exact_readout_residual(instance, con.W_K, con.W_Q, skip=skip,
                                                           shift_labels=shift_labels, prec=prec)
@@ -206,26 +247,25 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
             trail.append(Step("exact readout not enclosed", "Step 2", {"up to bits": bits}))
         measured.update({"max |yhat - y| with the exact readout (ball)": worst, "ball radius": rad,
                          "readout precision bits": bits})
-        certs.append({"kind": "residual ball (exact readout)", "max_abs_residual_upper": worst, "radius": rad,
-                      "prec_bits": bits})
+        certs.append({"kind": "residual ball (exact readout), reported beside the rank certificate",
+                      "max_abs_residual_upper": worst, "radius": rad, "prec_bits": bits,
+                      "certainly <= 1e-20 max|y|": mem.value})
         tol = TOLERANCE * label_scale(Y)
-        # a user's floats: rank(Z) = T is certified at every value they stand for, the residual at the stored ones
-        decision = memorization_decision(cert.decision, None if instance.at_precision else mem, clash)
-        margin = tol - worst
+        method += "; readout residual: arb balls (reported)"
+        if skip and not shift_labels:  # the readout pinned to labels it does not fit (App. C's variant)
+            decision, margin, refutation = mem, tol - worst, UNSHIFTED
+        else:
+            notes.append(residual_note(mem, worst, tol, bits))
     else:
         M = solve_readout_float(con.Z, Y_target)
-        decision = memorization_decision(cert.decision, None, clash)
         if rank_ok:
-            method = "arb balls (rank) + float64 (readout residual, reported)"
-        if clash is not None:
-            certs.append({"kind": "identical inputs, different labels: no weights memorize both",
-                          "examples": list(clash), "reading": duplicates_reading(instance)})
+            method += "; readout residual: float64 (reported)"
     try:
         W_V, W_O, W_D = build_readout(M, instance.H, instance.d, instance.d_v, instance.d_out)
     except ConstructionFailed as exc:  # d_v < d_out or d_out > d: a size hypothesis fails
         trail.append(Step(f"Readout not assembled: {exc}", "Step 2", {}))
         return conclude(statement_id, Decision.UNDECIDED, claimed=claimed, measured=measured, hypotheses=hyps,
-                        method=method, prec_bits=prec, certificates=certs, reason=str(exc), trail=trail)
+                        method=method, prec_bits=cert.prec_bits, certificates=certs, reason=str(exc), trail=trail)
     weights = Weights(con.W_Q, con.W_K, W_V, W_O, W_D)
     yhat = forward(instance.contexts, instance.queries, weights, skip=skip)
     float_res = float(np.abs(yhat - Y).max())
@@ -234,7 +274,6 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
                       + (" with skip: labels shifted by W_D^T e" if skip else ""),
                       "Step 2" + (", App. C" if skip else ""),
                       {"max |yhat - y| (float64 weights, numpy)": float_res}))
-    reason = ""
     if save or T <= CERTIFIED_T:
         saved = saved_weights_certificate(instance, weights, skip=skip, prec=prec)
         certs.append(saved)
@@ -243,17 +282,19 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
         trail.append(Step("The float64 weights as saved, Eqs. 1-6 in balls", "--save-weights",
                           {k: v for k, v in saved.items() if k != "kind"}))
         if saved["far from the labels"]:
-            reason = (f"exact weights exist (rank(Z) = T certified), but the float64 weights"
-                      f"{' saved' if save else ''} do NOT memorize the labels: certified max |yhat - y| >= "
-                      f"{saved['max |yhat - y| >=']:.3g} (max|y| = {saved['max|y|']:.3g}); float64 cannot "
-                      "represent the exact weights here") if decision is Decision.TRUE else \
-                f"the float64 weights miss the labels: certified max |yhat - y| >= {saved['max |yhat - y| >=']:.3g}"
+            notes.append((f"exact weights exist (rank(Z) = T certified), but the float64 weights"
+                          f"{' saved' if save else ''} do NOT memorize the labels: certified max |yhat - y| >= "
+                          f"{saved['max |yhat - y| >=']:.3g} (max|y| = {saved['max|y|']:.3g}); float64 cannot "
+                          "represent the exact weights here") if decision is Decision.TRUE else
+                         f"the float64 weights miss the labels: certified max |yhat - y| >= "
+                         f"{saved['max |yhat - y| >=']:.3g}")
     if save:
         write_weights(save, instance, weights, Y, skip=skip)
         trail.append(Step("Weights saved", "--save-weights", {"path": str(save)}))
     return conclude(statement_id, decision, claimed=claimed, measured=measured, hypotheses=hyps,
-                    certified=decision is not Decision.UNDECIDED, method=method, prec_bits=prec, tolerance=tol,
-                    margin=margin, certificates=certs, trail=trail, reason=reason)
+                    certified=decision is not Decision.UNDECIDED, method=method, prec_bits=cert.prec_bits,
+                    tolerance=tol, margin=margin, certificates=certs, trail=trail,
+                    reason="; ".join(n for n in notes if n), refutation=refutation)
 
 
 # registered after the def, not by decorator: mutmut 3 mutates only undecorated functions, and this one decides
@@ -262,8 +303,8 @@ construction("theorem1.memorize")(memorize)
 
 @statement("theorem1",
            requires=("n < d", "d_v >= d_out", "d_out <= d", "T <= H(r-1)+1", "Assumption 1", "Assumption 2"),
-           writes_weights=True, conclusion_over="box",
-           margin="1e-20 max|y| - max |yhat - y| (exact readout, ball)",
+           writes_weights=True, conclusion_over="box", exists=True, refutes=(IDENTICAL_INPUTS, FORCED_R),
+           margin="1 - ||I - R A||_inf of the rank(Z) = T certificate (the verdict rests on it)",
            measure="max |yhat - y| with the exact readout (ball)", H=3, n=3, d=5)
 def check_theorem1(instance, *, prec: int = 128, seed: int = 0, save_weights: str | None = None,
                    force_r: int | None = None, assumption_samples: int | None = None,

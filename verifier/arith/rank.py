@@ -21,8 +21,11 @@ The test avoids the Gram matrix ``A A^T`` (condition number squared) and
 ``arb_mat.det`` (about 6 s at 621 x 621): one matrix product does the work.
 ``method="auto"`` (default): arb for minors up to :data:`FLOAT_FROM` (small
 cases, where the precision ladder is cheap), the float path above, and arb
-again when the float path cannot decide a minor up to :data:`REFINE_LIMIT`.
-The result's ``method`` names the path that decided.
+again when the float path cannot decide a minor up to :data:`REFINE_LIMIT`
+-- or fails at any size: a float step that raises (:data:`FLOAT_FAILURES`:
+a range error in the minor's float enclosure, an overflow, LinAlgError) is
+a failure of that path, and arb takes over.  The result's ``method`` names
+the path that decided.
 
 Floats (``numerical_rank``, the pivoted QR that chooses the minor) only make
 the choice; they are never evidence.
@@ -52,7 +55,7 @@ from verifier.arith.balls import (
     matmul,
     to_arb_mat,
 )
-from verifier.arith.compare import Decision, certainly_less, upper, with_precision_ladder
+from verifier.arith.compare import Decision, UpperBound, certainly_less, upper, with_precision_ladder
 from verifier.arith.float_certificates import METHOD as FLOAT_METHOD
 from verifier.arith.float_certificates import FloatBall, float_ball_of, inverse_residual_bound_explained
 from verifier.errors import InsufficientPrecision, InvalidInstance
@@ -72,6 +75,9 @@ REFINE_LIMIT = 300
 
 #: ``method="auto"`` certifies minors larger than this with the float path.
 FLOAT_FROM = 64
+#: what a float step may raise (FloatRangeError, overflow, a non-finite division, LinAlgError): the float
+#: path has failed and ``auto`` falls back to arb, as for a failure the bound reports itself
+FLOAT_FAILURES = (ArithmeticError, np.linalg.LinAlgError)
 METHODS = ("auto", "arb", "float")
 
 
@@ -141,6 +147,12 @@ class RankLowerBound:
         """The rank lower bound actually proved (0 when not certified)."""
         return certified_rank(self.k, self.decision)
 
+    @property
+    def certified_by(self) -> str:
+        """The path that decided, in an evidence's words: the float64
+        verification (53 bits) or arb balls (after a float failure too)."""
+        return "float64 verification (a priori bounds)" if self.method.startswith(FLOAT_METHOD) else "arb balls"
+
     def to_dict(self) -> dict:
         r = self.residual_norm_upper
         return {
@@ -158,8 +170,15 @@ class RankLowerBound:
 
 
 def _pivot_order(M: np.ndarray) -> np.ndarray:
-    """Column order of a column-pivoted QR of ``M`` (largest first)."""
-    _, piv = scipy.linalg.qr(M, mode="r", pivoting=True)
+    """Column order of a column-pivoted QR of ``M`` (largest first); if LAPACK
+    fails (LinAlgError, a non-finite entry), the columns by decreasing norm:
+    floats only choose the minor, any choice is sound."""
+    try:
+        _, piv = scipy.linalg.qr(M, mode="r", pivoting=True)
+    except (np.linalg.LinAlgError, ValueError):
+        with np.errstate(all="ignore"):
+            norms = np.nan_to_num(np.linalg.norm(np.nan_to_num(M), axis=0), nan=0.0, posinf=np.inf)
+        return np.argsort(-norms, kind="stable").astype(np.intp)
     return np.asarray(piv, dtype=np.intp)
 
 
@@ -246,7 +265,10 @@ def _decide_minor(k: int, float_minor, arb_minor, exact_input: bool, *, method: 
     note = ""
     if method == "float" or (method == "auto" and k > FLOAT_FROM):
         name = get_backend(backend).name
-        bound, why = inverse_residual_bound_explained(float_minor(), backend=backend)
+        try:  # the minor's enclosure is built here too: a float step that raises is a failure, never the end
+            bound, why = inverse_residual_bound_explained(float_minor(), backend=backend)
+        except FLOAT_FAILURES as exc:
+            bound, why = UpperBound(arb(float("inf"))), f"{type(exc).__name__}: {exc}"
         resid = upper(bound)
         text = f"{FLOAT_METHOD} [{name}]: ||I - R A_minor||_inf < 1, R ~ inv(mid A_minor)"
         if certainly_less(bound, 1) is Decision.TRUE:

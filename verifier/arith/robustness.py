@@ -52,7 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 from flint import arb, arb_mat
 
-from verifier.arith.balls import arb_mat_mid, to_arb_mat
+from verifier.arith.balls import to_arb_mat
 from verifier.arith.compare import Decision, Enclosure, LowerBound, UpperBound, certainly_less, lower, upper, workprec
 from verifier.arith.independence import combination_blocks
 from verifier.arith.robustness_screen import rho_screen
@@ -151,12 +151,20 @@ def relative_sigma_bounds(A, *, prec: int = 128) -> tuple[float, float]:
     bounds in the right direction: ``lo`` from sigma_min's lower and
     sigma_max's upper bound, ``hi`` from sigma_min's upper and sigma_max's
     lower bound."""
-    mid = arb_mat_mid(A) if isinstance(A, arb_mat) else np.asarray(A, dtype=np.float64)
-    k, m = mid.shape
+    if isinstance(A, arb_mat):  # zero rows decided on the balls, never on their float64 midpoints (issue 32)
+        k, m = A.nrows(), A.ncols()
+        zero = [all(A[i, j].is_zero() for j in range(m)) for i in range(k)]
+        maybe = [all(A[i, j].contains(0) for j in range(m)) for i in range(k)]
+    else:
+        mid = np.asarray(A, dtype=np.float64)
+        k, m = mid.shape
+        zero = maybe = [not np.any(row != 0) for row in mid]
     if k == 0:
         raise InvalidInstance("robustness of an empty set of vectors")
-    if k > m or not np.all(np.any(mid != 0, axis=1)):
+    if k > m or any(zero):
         return 0.0, 0.0
+    if any(maybe):  # a row whose balls all contain 0: rho may be 0, and nothing above 0 is certified
+        return 0.0, 1.0
     with workprec(prec):
         U = _unit_rows_ball(A)
         smax_lo = max(1.0, lower(spectral_norm_lower_bound(U, prec=prec)))  # a unit row: sigma_max >= 1

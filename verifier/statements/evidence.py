@@ -14,6 +14,9 @@ by the rules of STATEMENTS.md (last section):
   ``measured``, not in ``hypotheses``)
 * conclusion certainly true                       -> "verified"
 * conclusion false, every hypothesis certified    -> "refuted"
+  (a FALSE names its Refutation: a certified counterexample, or a failed
+  construction, which concludes "inconclusive":
+  :mod:`verifier.statements.refutations`)
 * otherwise (false with hypotheses only evidenced,
   or the arithmetic undecided)                    -> "inconclusive"
 
@@ -22,9 +25,13 @@ by the rules of STATEMENTS.md (last section):
 ...               certified=True, method="exact rationals")
 >>> ev.verdict, ev.exit_code
 ('verified', 0)
+>>> from verifier.statements.refutations import Refutation
 >>> conclude("x", Decision.FALSE, hypotheses=[Hypothesis("n < d", "refuted", "n=5, d=4")],
-...          claimed="", measured="").verdict
+...          claimed="", measured="", refutation=Refutation("counterexample", "a witness")).verdict
 'hypotheses-unmet'
+>>> conclude("x", Decision.FALSE, claimed="", measured="", certified=True,
+...          refutation=Refutation("failed-construction", "the draw of W' failed")).verdict
+'inconclusive'
 >>> conclude("x", Decision.TRUE, hypotheses=[Hypothesis("n < d", "refuted", "n=5, d=4")],
 ...          claimed="", measured="").verdict
 'hypotheses-unmet'
@@ -40,6 +47,7 @@ from typing import Any, Iterable, Sequence
 
 from verifier.arith.compare import Decision
 from verifier.statements.at_precision import fails_at_precision
+from verifier.statements.refutations import FAILED_LEAD, Refutation
 
 VERDICTS = ("verified", "refuted", "hypotheses-unmet", "inconclusive", "error")
 EXIT_CODES = {"verified": 0, "refuted": 1, "hypotheses-unmet": 2, "inconclusive": 3, "error": 4}
@@ -128,6 +136,7 @@ class Evidence:
     reason: str
     trail: tuple[Step, ...] = ()
     negative_control: bool = False
+    refutation: Refutation | None = None  # what a FALSE conclusion rests on (None otherwise)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -161,6 +170,8 @@ class Evidence:
             "reason": self.reason,
             "negative_control": self.negative_control,
         }
+        if self.refutation is not None:
+            d["refutation"] = self.refutation.to_dict()
         if with_trail:
             d["trail"] = [s.to_dict() for s in self.trail]
         return d
@@ -208,6 +219,7 @@ def conclude(
     reason: str = "",
     trail: Iterable[Step] = (),
     negative_control: bool = False,
+    refutation: Refutation | None = None,
 ) -> Evidence:
     """Build the Evidence; the verdict follows from the combination rules.
 
@@ -218,8 +230,27 @@ def conclude(
     passes.  A numerical (float) TRUE is still "verified" but carries
     ``certified=False`` and its ``tolerance``; a vacuous check (nothing to
     check) passes ``certified=False`` and says so in ``reason``.
+
+    A FALSE ``conclusion`` needs its ``refutation``
+    (:class:`~verifier.statements.refutations.Refutation`; ValueError
+    without one).  A failed construction is no refutation: the conclusion
+    becomes UNDECIDED and the reason leads with what failed.  A variant's
+    refutation says in the reason that it refutes the variant only.  The
+    refutation is kept beside a FALSE conclusion only.
     """
     hyps = tuple(hypotheses)
+    if conclusion is Decision.FALSE:
+        if not isinstance(refutation, Refutation):
+            raise ValueError(f"{statement}: a FALSE conclusion needs its Refutation (what certifies it, or "
+                             "kind 'failed-construction'): verifier.statements.refutations")
+        if not refutation.certifies:
+            conclusion = Decision.UNDECIDED
+            reason = f"{FAILED_LEAD}: {refutation.by}" + (f"; {reason}" if reason else "")
+        elif refutation.variant:
+            note = f"refutes the variant ({refutation.variant}), not the statement"
+            reason = f"{reason}; {note}" if reason else f"{refutation.by}; {note}"
+    else:
+        refutation = None
     verdict = verdict_of(conclusion, hyps)
     certified = bool(certified) and verdict in CERTIFIABLE
     if not reason:
@@ -246,6 +277,7 @@ def conclude(
         reason=reason,
         trail=tuple(trail),
         negative_control=negative_control,
+        refutation=refutation,
     )
 
 

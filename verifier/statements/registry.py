@@ -92,6 +92,8 @@ class Statement:
     conclusion_over: str = "stored"  # what its conclusion's certificate covers on a user's floats (CONCLUSION_OVER)
     margin: str = ""  # what Evidence.margin measures, in words (the report's column)
     measure: str = ""  # the key of Evidence.measured the report shows (its largest value)
+    exists: bool = False  # an existence statement ("there are weights ..."): refuted only if NO choice works
+    refutes: tuple = ()  # every Refutation its checker may conclude FALSE with (docs/VERDICT_PATHS.md)
 
     @property
     def implemented(self) -> bool:
@@ -214,7 +216,8 @@ CONCLUSION_OVER = ("box", "any", "stored")
 
 
 def statement(sid: str, *, requires: tuple[str, ...] = (), writes_weights: bool = False, margin: str = "",
-              measure: str = "", reads_given: bool = False, conclusion_over: str = "stored", **defaults):
+              measure: str = "", reads_given: bool = False, conclusion_over: str = "stored", exists: bool = False,
+              refutes: tuple = (), **defaults):
     """Register ``check`` as the checker of statement ``sid``; ``defaults``
     override the CLI's instance options for this statement.
 
@@ -228,7 +231,11 @@ def statement(sid: str, *, requires: tuple[str, ...] = (), writes_weights: bool 
     (``Instance.exact_array``), so a float64 copy that rounds them (int64
     beyond 2^53, long double) does not make its verdict one on rounded data;
     ``conclusion_over``: what its conclusion's certificate covers on a
-    user's floats (:data:`CONCLUSION_OVER`)."""
+    user's floats (:data:`CONCLUSION_OVER`); ``exists``: an existence statement (refuted only by a proof that no
+    choice works); ``refutes``: every
+    :class:`~verifier.statements.refutations.Refutation` its checker may
+    conclude FALSE with (the runner refuses any other: the inventory
+    docs/VERDICT_PATHS.md is complete)."""
     if conclusion_over not in CONCLUSION_OVER:
         raise ValueError(f"conclusion_over {conclusion_over!r} not in {CONCLUSION_OVER}")
     if sid not in REGISTRY:
@@ -242,6 +249,7 @@ def statement(sid: str, *, requires: tuple[str, ...] = (), writes_weights: bool 
         st.requires, st.writes_weights, st.reads_given = tuple(requires), bool(writes_weights), bool(reads_given)
         st.conclusion_over = conclusion_over
         st.margin, st.measure = margin, measure
+        st.exists, st.refutes = bool(exists), tuple(refutes)
         mod = importlib.import_module(fn.__module__)
         st.doc = (mod.__doc__ or "").strip()
         return fn

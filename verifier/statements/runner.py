@@ -34,6 +34,7 @@ from verifier.statements.evidence import (
     unmet_reason,
 )
 from verifier.statements.hypotheses import data_hypotheses, shape_hypotheses
+from verifier.statements.refutations import allowed_for
 
 from . import registry
 
@@ -69,6 +70,7 @@ def run_check(sid: str, instance: Instance, *, prec: int = 128, seed: int = 0,
         return replace(not_applicable(sid, st, shapes, instance), seconds=time.perf_counter() - t0)
     try:
         ev = st.check(instance, prec=prec, seed=seed, **options)
+        undeclared_refutation(st, ev)
         ev = _data_hypotheses(st, ev, instance, prec=prec, seed=seed)
         ev = _on_rounded_copy(st, ev, instance)
         ev = _over_stored_values(st, ev, instance)
@@ -85,6 +87,21 @@ def run_check(sid: str, instance: Instance, *, prec: int = 128, seed: int = 0,
         return error_evidence(sid, msg, instance=instance.summary(), seconds=time.perf_counter() - t0)
     seconds = time.perf_counter() - t0
     return replace(ev, seconds=seconds, instance=ev.instance or instance.summary())
+
+
+def undeclared_refutation(st, ev: Evidence) -> None:
+    """A FALSE conclusion must rest on one of the statement's declared
+    refutations (``@statement(refutes=...)``, docs/VERDICT_PATHS.md), of a
+    kind the statement allows (:func:`~verifier.statements.refutations.allowed_for`):
+    anything else is a bug, raised (an "error" row), never a verdict."""
+    r = ev.refutation
+    if r is None:
+        return
+    if r not in st.refutes:
+        raise RuntimeError(f"{st.id}: FALSE by an undeclared refutation path ({r.kind}: {r.by})")
+    if not allowed_for(r, exists=st.exists):
+        raise RuntimeError(f"{st.id}: a {r.kind!r} refutation cannot refute "
+                           f"{'an existence' if st.exists else 'a universal'} statement")
 
 
 def insufficient_precision(sid: str, st, exc: Exception, instance, prec: int) -> Evidence:
@@ -163,6 +180,7 @@ def run_control(sid: str, control: registry.NegativeControl, *, prec: int = 128,
     t0 = time.perf_counter()
     try:
         ev = control.run(prec=prec, seed=seed)
+        undeclared_refutation(registry.REGISTRY[sid], ev)
     except Exception as exc:  # noqa: BLE001
         ev = error_evidence(sid, f"{type(exc).__name__}: {exc}", seconds=time.perf_counter() - t0)
     ev = replace(ev, seconds=time.perf_counter() - t0, negative_control=True)

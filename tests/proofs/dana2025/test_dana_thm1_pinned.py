@@ -52,7 +52,8 @@ def test_a_step_of_the_papers_route_refuted(control, title, kind):
     assert ev.verdict == "refuted" and ev.certified and ev.claimed == title
     assert ev.method == "exact rationals / arb balls / sympy"
     assert kind in ev.measured and "decision" not in ev.measured and ev.measured["why"]
-    assert ev.reason == ev.measured["why"]
+    assert ev.reason == (ev.measured["why"] + "; refutes the variant (step=...: one step of the paper's route), "
+                                              "not the statement")
     assert kind in ev.certificates[-1] and "decision" in ev.certificates[-1]
     assert ev.trail[-1].data == ev.measured
 

@@ -60,9 +60,11 @@ def test_the_steps_t4_and_t5_refuted():
     assert t4.claimed == "(T4) f(t)_j = lambda(t) W_j^T W_g <= C for j != g"
     assert t4.method == "exact Gram + arb bracket of lambda" and t4.prec_bits == 128
     assert list(t4.measured) == ["sequence", "j", "lambda(t) >", "f(t)_j >=", "C"]
-    assert t4.reason == ("the proof drops the factor lambda: lambda(t) > lambda_lo (certified) and lambda_lo W_j^T W_g > C")
+    assert t4.reason == ("the proof drops the factor lambda: lambda(t) > lambda_lo (certified) and lambda_lo W_j^T W_g > C"
+                         "; refutes the variant (claim='T4': the proof's step f(t)_j <= C on its own), not the statement")
     t5 = control_jensen_step()
     assert t5.statement == "dana_thm2" and t5.verdict == "refuted" and t5.certified
     assert t5.claimed == "(T5) E[(1-pi_g) b(H)] <= E[1-pi_g] b(E H) (the simpler bound's step)"
     assert t5.method == "arb balls" and t5.prec_bits == 128 and t5.measured["step holds"] == "false"
-    assert t5.reason == "b is convex: Jensen gives the opposite inequality"
+    assert t5.reason == ("b is convex: Jensen gives the opposite inequality; refutes the variant (claim='jensen': the "
+                         "simpler bound's step (T5) on its own), not the statement")

@@ -1,10 +1,12 @@
 """ks_ntp_memorization: generated and user-supplied sequences memorized
 exactly (IDs in balls, the FFN certified constant on [o-1, o+1]); the
-count splits into V d + n + 4(d+1) + the FFN formula; positions matter;
+count splits into V d + n + 4 D + the FFN formula with its first layer reading
+the D = d + 2 wide stream; positions matter; a failed draw of w is redrawn;
 the controls are rejected."""
 import json
 from fractions import Fraction
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -21,9 +23,15 @@ def test_generated_memorized(kw):
     ev = check_ks_ntp_memorization(make_token_instance(**kw))
     m = ev.measured
     assert ev.verdict == "verified" and ev.certified and m["not memorized"] == 0
-    assert m["parameters P"] == (m["embedding + positions (V d + n)"] + m["attention 4(d+1)"]
-                                 + m["FFN (16 ceil(U/K) + 5 + K(56(w+beta)+139))"])
-    assert m["attention 4(d+1)"] == 4 * (kw["d"] + 1)
+    # one convention (issue 32): every weight and bias entry at the widths a matrix reads and writes; the stream
+    # (e(t), k+1, g) has width D = d + 2 and the FFN's first layer (2B - 1 units) reads all of it
+    D, (K, w, beta), U = kw["d"] + 2, m["FFN K, w, beta"], m["distinct sequence IDs"]
+    B = -(-U // K)
+    ffn = 16 * B + 5 + K * (56 * (w + beta) + 139) + (2 * B - 1) * (D - 1)
+    assert m["residual stream width D"] == D and m["attention 4 D"] == 4 * D
+    assert m["FFN (16 ceil(U/K) + 5 + K(56(w+beta)+139) + (2B-1)(D-1))"] == ffn
+    assert m["embedding + positions (V d + n)"] == kw["V"] * kw["d"] + kw["S"]
+    assert m["parameters P"] == kw["V"] * kw["d"] + kw["S"] + 4 * D + ffn
 
 
 def test_user_file(tmp_path):
@@ -68,3 +76,65 @@ def test_extreme_magnitudes_never_pass_falsely():
     assert check_ks_ntp_memorization(inst).verdict in ("verified", "inconclusive")
     scaled = from_arrays(seqs, inst.labels, embeddings=np.array([[3, -1], [-2, 5], [1, -1], [4, 4]]) * 1000)
     assert check_ks_ntp_memorization(scaled).verdict == "verified"
+
+
+# -- issue 32: a failed draw of w is redrawn; the inconclusive message names the cause and a remedy ------
+
+def test_a_failed_draw_of_w_is_redrawn(monkeypatch):
+    """The first projection's IDs out of the evaluator's range (patched): w is drawn again and the
+    instance verified, with the failed draw recorded."""
+    import proofs.kajitsuka2025.ntp_memorization as ntp
+
+    real, calls = ntp._ids, []
+
+    def first_out_of_range(keys, lam):
+        calls.append(1)
+        dec, (items, s, z, o) = real(keys, lam)
+        return (dec, (items, s, None, None)) if len(calls) == 1 else (dec, (items, s, z, o))
+
+    monkeypatch.setattr(ntp, "_ids", first_out_of_range)
+    ev = check_ks_ntp_memorization(make_token_instance(N=30, S=4, V=5, d=2, C=3, seed=0))
+    assert ev.verdict == "verified" and ev.measured["draws of w"] == 2
+    assert ev.measured["draws"][0]["failed"].startswith("ID spread / gap beyond")
+
+
+def _ids_mp(inst, w, dps=60):
+    """The sequence IDs g for projection w, in mpmath (the last position's attention output)."""
+    mpmath.mp.dps = dps
+    pairs = sorted({(t, k) for row in inst.sequences.tolist() for k, t in enumerate(row)})
+    p = {pk: int(np.dot(list(inst.embeddings[pk[0]]) + [pk[1] + 1], w)) for pk in pairs}
+    lam = mpmath.mpf(1) / max(abs(v) for v in p.values()) ** 2
+    ids = set()
+    for row in inst.sequences.tolist():
+        ps = [p[(t, k)] for k, t in enumerate(row)]
+        a = [mpmath.exp(lam * ps[-1] * q) for q in ps]
+        ids.add(sum(q * x for q, x in zip(ps, a)) / sum(a))
+    return sorted(ids)
+
+
+def test_every_draw_failing_names_the_closest_ids_and_a_remedy(monkeypatch):
+    """Every draw out of range (the evaluator's range patched down to 2^7): inconclusive, never refuted;
+    the reason gives the closest IDs' gap (a lower bound) and the spread (an upper bound), both checked
+    against the IDs computed in mpmath at 60 digits, and a remedy that can work (another --seed)."""
+    import proofs.kajitsuka2025.ntp_memorization as ntp
+
+    monkeypatch.setattr(ntp, "MAX_ID", 1 << 7)
+    inst = make_token_instance(N=30, S=4, V=5, d=2, C=3, seed=0)
+    ev = check_ks_ntp_memorization(inst, draws=2)
+    assert ev.verdict == "inconclusive" and ev.refutation.kind == "failed-construction"
+    assert "another --seed" in ev.reason and "magnitudes" not in ev.reason
+    last = ev.measured["draws"][-1]
+    ids = _ids_mp(inst, last["w"])
+    gap = min(b - a for a, b in zip(ids, ids[1:]))
+    assert mpmath.mpf(last["closest IDs: gap >="]) <= gap <= mpmath.mpf(last["closest IDs: gap >="]) * (1 + 1e-9)
+    assert mpmath.mpf(last["ID spread <="]) >= ids[-1] - ids[0]
+    assert f"{last['closest IDs: gap >=']:.3g}" in ev.reason
+
+
+def test_a_failed_ffn_is_inconclusive_not_refuted(monkeypatch):
+    import proofs.kajitsuka2025.ntp_memorization as ntp
+
+    real = ntp.evaluate_forms
+    monkeypatch.setattr(ntp, "evaluate_forms", lambda net, o, r: (lambda a, b, f: (a + 1, b, f))(*real(net, o, r)))
+    ev = check_ks_ntp_memorization(make_token_instance(N=30, S=4, V=5, d=2, C=3, seed=0))
+    assert ev.verdict == "inconclusive" and ev.refutation.kind == "failed-construction"

@@ -81,3 +81,20 @@ def test_float_adversarial_pair_just_inside():
     ev = check_weyl_pairs([(A, B, "1e-9 inside")])
     assert ev.verdict == "verified" and ev.hypotheses[0].status == "certified"
     assert edge_pairs()[0][2].endswith("(edge)")
+
+
+def test_a_roots_index_names_the_same_root_below_the_float_range():
+    """Issue 32: compare_roots relies on an index naming the same root at every precision; the order must
+    not rest on float64 midpoints (roots of magnitude 2^-1100 read 0.0 and -0.0 there, a tie left to the
+    root finder's order).  Ordered by the exact midpoints of their isolating balls, index 0 is certainly
+    the smaller root at every precision."""
+    from flint import fmpq, fmpq_poly
+
+    from proofs.mahdavi2024.lemma5_weyl_rank import GramRoot
+    from verifier.arith.compare import Decision, certainly_less
+
+    f = fmpq_poly([-2 * fmpq(1, 2 ** 2200), 0, 1])  # x^2 - 2^-2199: roots -+ sqrt(2) 2^-1100, irreducible over Q
+    for prec in (64, 128, 512):
+        lo, hi = GramRoot(f, 0, None).ball(prec), GramRoot(f, 1, None).ball(prec)
+        assert float(lo.mid()) == 0.0 == float(hi.mid())  # the float64 midpoints cannot tell them apart
+        assert certainly_less(lo, hi) is Decision.TRUE

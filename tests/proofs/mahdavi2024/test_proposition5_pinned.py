@@ -111,7 +111,8 @@ def test_refuted_when_a_certified_rank_exceeds_a_lowered_cap():
     assert ev.verdict == "refuted" and ev.certified
     # one-hot certifies 4 = claimed: not "over" (strictly greater only)
     assert ev.reason == ("certified rank(Z) 5 > claimed 4 for weights: random, uniform (tiny logits), "
-                         "Prop. 1 construction")
+                         "Prop. 1 construction; refutes the variant (claimed_bound: the cap H(d-1)+1 replaced by "
+                         "the caller's), not the statement")
     assert ev.margin == 4 - 5  # claimed - best
     assert ev.measured["gap to cap"] == 5 - 5 and ev.measured["cap H(d-1)+1"] == 5  # cap - best
     assert ev.measured["vacuous at these sizes"] is None and ev.measured["proved rank(Z) <="] == 5

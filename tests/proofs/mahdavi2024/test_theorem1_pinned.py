@@ -31,7 +31,10 @@ def well_formed(ev, sid="theorem1"):
     assert isinstance(ev.measured, dict) and ev.measured
     assert isinstance(ev.method, str) and ev.method
     assert isinstance(ev.reason, str)
-    assert isinstance(ev.prec_bits, int) and ev.prec_bits >= 64
+    if ev.method.startswith("exact comparisons"):  # the structural cap decided: no arithmetic precision
+        assert ev.prec_bits is None
+    else:
+        assert isinstance(ev.prec_bits, int) and ev.prec_bits >= 53
     assert [h.name for h in ev.hypotheses][:3] == SIZE_NAMES
     assert all(isinstance(h.detail, str) and h.detail for h in ev.hypotheses[:3])
     for s in ev.trail:
@@ -49,14 +52,17 @@ def test_exact_readout_path_numbers():
     inst = make_instance(H=3, n=3, d=5, seed=0)
     ev = memorize(inst, prec=128, seed=0)  # statement_id defaults to theorem1
     well_formed(ev)
-    assert ev.verdict == "verified" and ev.certified and ev.method == "arb balls"
+    assert ev.verdict == "verified" and ev.certified
+    assert ev.method == "rank(Z) = T: arb balls; readout residual: arb balls (reported)"
     assert ev.claimed == "yhat = y for every example"
     scale = float(np.abs(np.asarray(inst.labels)).max())
     assert ev.tolerance == TOLERANCE * scale
     worst = ev.measured["max |yhat - y| with the exact readout (ball)"]
-    assert ev.margin == ev.tolerance - worst and 0 < ev.margin <= ev.tolerance
+    assert ev.margin == 1.0 - ev.certificates[0]["residual_norm_upper"] and 0 < ev.margin <= 1  # the rank certificate
+    assert worst < ev.tolerance  # the residual, reported beside it
     kinds = [c["kind"] for c in ev.certificates]
-    assert kinds[0] == "rank(Z) = T: nonsingular minor" and "residual ball (exact readout)" in kinds
+    assert kinds[0] == "rank(Z) = T: nonsingular minor"
+    assert "residual ball (exact readout), reported beside the rank certificate" in kinds
     saved = [c for c in ev.certificates if c["kind"].startswith("saved float64 weights")][0]
     assert saved["far from the labels"] is False and saved["skip"] is False
     step = _steps(ev, "The float64 weights as saved")[0]
@@ -75,8 +81,10 @@ def test_rank_not_certified_is_said_so_in_the_trail():
     ev = control_too_many_examples()
     well_formed(ev)
     assert not _steps(ev, "rank(Z) = T certified")
-    step = _steps(ev, "rank(Z) = T not certified (structural cap ")[0]
-    assert step.uses == "Prop. 1 + Step 2" and step.data["structural cap"] < step.data["T"]
+    step = _steps(ev, "rank(Z) <= 5 < T for any weights: the construction is not attempted")[0]
+    assert step.uses.startswith("structural caps") and step.data["cap"] == 5 < ev.measured["T"]
+    capped = ev.hypotheses[-1]
+    assert capped.status == "refuted" and capped.detail.startswith("rank(Z) <= 5 < T = 6 for ANY weights")
 
 
 def test_callers_precision_and_seed_reach_the_construction():
@@ -108,7 +116,8 @@ def test_certified_readout_boundary(T):
     exact = "max |yhat - y| with the exact readout (ball)" in ev.measured
     saved = any(c["kind"].startswith("saved float64 weights") for c in ev.certificates)
     assert exact == saved == (T <= CERTIFIED_T)
-    assert ev.method == ("arb balls" if T <= CERTIFIED_T else "arb balls (rank) + float64 (readout residual, reported)")
+    assert ev.method == ("rank(Z) = T: arb balls; readout residual: "
+                         + ("arb balls (reported)" if T <= CERTIFIED_T else "float64 (reported)"))
     assert ev.measured["max |yhat - y| of the float64 weights (numpy)"] < 1e-9
 
 
@@ -132,7 +141,9 @@ def test_exact_readout_not_enclosed_falls_back_to_float(monkeypatch):
                         lambda *a, **k: (Decision.UNDECIDED, float("inf"), float("inf"), None, 1024))
     ev = check_theorem1(inst)
     well_formed(ev)
-    assert ev.verdict == "inconclusive" and not ev.certified
+    # rank(Z) = T is certified: an exact readout exists whatever its enclosure shows (issue 32)
+    assert ev.verdict == "verified" and ev.certified
+    assert "the verdict rests on the rank certificate" in ev.reason
     step = _steps(ev, "exact readout not enclosed")[0]
     assert step.uses == "Step 2" and step.data == {"up to bits": 1024}
     assert ev.measured["max |yhat - y| of the float64 weights (numpy)"] < 1e-9  # the float readout was used
@@ -176,7 +187,9 @@ def test_construction_failure_with_a_clash_reports_both_examples():
     assert ev.certificates[0] == {"kind": "identical inputs, different labels: yhat(t) = yhat(t') for ANY weights",
                                   "examples": [0, 1], "reading": "identical values given (exact)"}
     assert ev.certificates[1]["kind"].startswith("structural cap")
-    assert ev.trail[0].data["message"].startswith("Claim 1")
+    assert ev.refutation.kind == "no-choice-works"
+    # four distinct examples for T = 5: the cap decides first, the construction is not attempted
+    assert ev.trail[0].title.startswith("rank(Z) <= 4 < T for any weights") and ev.measured["T"] == 5
 
 
 def test_a_clash_under_the_dtype_reading_is_hypotheses_unmet_through_assumption1():
@@ -211,7 +224,7 @@ def test_forced_r_with_another_failure_is_not_a_refutation():
 def test_readout_not_assembled():
     ev = check_theorem1(make_instance(H=2, n=3, d=5, seed=0, d_out=6, d_v=6))
     well_formed(ev)
-    assert ev.verdict == "hypotheses-unmet" and ev.method == "arb balls"
+    assert ev.verdict == "hypotheses-unmet" and ev.method.startswith("rank(Z) = T: arb balls")
     step = ev.trail[-1]
     assert step.title.startswith("Readout not assembled: Step 2: needs d_v >= d_out") and step.uses == "Step 2"
     assert "Step 2: needs d_v >= d_out" in ev.reason

@@ -105,3 +105,27 @@ def test_more_rows_than_columns_is_false_whatever_the_budget(monkeypatch):
     stack = np.random.default_rng(4).standard_normal((2, 4, 3))  # 4 vectors in R^3: rho = 0
     rob = stack_robustness(stack, tolerance=0.0)
     assert rob.decision is Decision.FALSE and rob.upper == 0.0
+
+
+# -- issue 32: zero rows decided on the balls, never on their float64 midpoints --------------------------
+
+@pytest.mark.parametrize("e", [-1084, -1074, -1080, -3000])
+def test_a_tiny_nonzero_row_is_not_a_zero_row(e):
+    """A row (2^e, 0) whose exact value is nonzero but whose float64 midpoint rounds to 0 (below the
+    subnormals): its unit row is (1, 0), so with (0, 1) the exact robustness is 1 (exact rationals: the
+    rows are orthogonal).  It used to be certified [0, 0] from the midpoints."""
+    from flint import arb, arb_mat, fmpq
+
+    A = arb_mat([[arb(fmpq(1, 2 ** -e)), arb(0)], [arb(0), arb(1)]])
+    assert float(A[0, 0].mid()) == 0.0 or e > -1075  # what the old test read
+    lo, hi = relative_sigma_bounds(A)
+    assert 0.99 < lo <= 1.0 <= hi
+
+
+def test_a_row_of_balls_around_zero_certifies_nothing_above_zero():
+    """Balls that contain 0 but are not 0: the row may be zero (rho = 0) or not (rho up to 1): the
+    certified bounds cover both, [0, 1]; an exactly zero row is rho = 0, certified."""
+    from flint import arb, arb_mat
+
+    assert relative_sigma_bounds(arb_mat([[arb(0, 1e-30), arb(0, 1e-30)], [arb(0), arb(1)]])) == (0.0, 1.0)
+    assert relative_sigma_bounds(arb_mat([[arb(0), arb(0)], [arb(0), arb(1)]])) == (0.0, 0.0)

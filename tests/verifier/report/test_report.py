@@ -119,7 +119,8 @@ def test_raising_checker_is_an_error_row_and_the_run_completes(tmp_path, monkeyp
 def _false_checker(sid):
     def check(instance, **kw):
         return conclude(sid, Decision.FALSE, claimed="x", measured="y",
-                        hypotheses=[Hypothesis("n < d", "certified")], certified=True)
+                        hypotheses=[Hypothesis("n < d", "certified")], certified=True,
+                        refutation=registry.REGISTRY[sid].refutes[0])  # a declared refutation (the runner checks)
     return check
 
 

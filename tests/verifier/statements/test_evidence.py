@@ -25,6 +25,9 @@ from verifier.statements.evidence import (
     jsonable,
     verdict_of,
 )
+from verifier.statements.refutations import Refutation
+
+R = Refutation("counterexample", "a witness")  # what a FALSE conclusion rests on
 
 
 def H(status):
@@ -68,7 +71,7 @@ def test_verdict_table(conclusion, statuses):
     hyps = [H(s) for s in statuses]
     want = TABLE[(conclusion, statuses)]
     assert verdict_of(conclusion, hyps) == want
-    ev = conclude("x", conclusion, claimed="c", measured="m", hypotheses=hyps)
+    ev = conclude("x", conclusion, claimed="c", measured="m", hypotheses=hyps, refutation=R)
     assert ev.verdict == want
     assert ev.exit_code == EXIT_CODES[want]
     assert ev.reason  # a default reason is always written
@@ -100,11 +103,12 @@ def test_hypotheses_status():
 
 def test_default_reasons_name_the_cause():
     assert "raise --prec" in conclude("x", Decision.UNDECIDED, claimed=0, measured=0).reason
-    ev = conclude("x", Decision.FALSE, claimed=0, measured=0, hypotheses=[Hypothesis("n < d", "refuted")])
+    ev = conclude("x", Decision.FALSE, claimed=0, measured=0, hypotheses=[Hypothesis("n < d", "refuted")],
+                  refutation=R)
     assert "n < d" in ev.reason
-    ev = conclude("x", Decision.FALSE, claimed=0, measured=0, hypotheses=[H("evidence")])
+    ev = conclude("x", Decision.FALSE, claimed=0, measured=0, hypotheses=[H("evidence")], refutation=R)
     assert "only evidenced" in ev.reason
-    assert conclude("x", Decision.FALSE, claimed=0, measured=0, reason="mine").reason == "mine"
+    assert conclude("x", Decision.FALSE, claimed=0, measured=0, reason="mine", refutation=R).reason == "mine"
 
 
 def test_a_conclusion_that_holds_outside_the_hypotheses_is_said_not_counted():
@@ -123,7 +127,7 @@ def test_evidence_refuses_a_decided_verdict_with_unmet_hypotheses():
         with pytest.raises(ValueError, match="hypotheses-unmet"):
             replace(ev, hypotheses=(Hypothesis("n < d", status),))
     with pytest.raises(ValueError, match="hypotheses-unmet"):
-        replace(conclude("x", Decision.FALSE, claimed=0, measured=0), hypotheses=(Hypothesis("h", "refuted"),))
+        replace(conclude("x", Decision.FALSE, claimed=0, measured=0, refutation=R), hypotheses=(Hypothesis("h", "refuted"),))
 
 
 def test_hypothesis_status_is_validated():
@@ -154,7 +158,8 @@ def _rich_evidence():
         certified=True, method="exact rationals", prec_bits=128, tolerance=None,
         margin=float("nan"), certificates=[{"null_vector": [fmpq(1, 3), fmpq(-2)], "ball": arb(1, 0.5),
                                             "array": np.arange(3), "inf": float("inf")}],
-        instance={"T": 5, "shape": (3, 5)}, seconds=0.125, trail=[Step("did it", uses="Eq. (1)", data={"k": 1})])
+        instance={"T": 5, "shape": (3, 5)}, seconds=0.125, trail=[Step("did it", uses="Eq. (1)", data={"k": 1})],
+        refutation=R)
 
 
 def test_json_round_trip_is_deterministic():
@@ -191,3 +196,26 @@ def test_instance_options_keep_T_relative_to_the_capacity():
     assert st.options(H=20, n=32, d=64)["T"] == 20 * 31 + 1 + 2
     assert st.options(H=20, n=32, d=64, T=5)["T"] == 5  # a given T wins
     assert registry.REGISTRY["theorem1"].options(H=20, n=32, d=64)["T"] is None  # capacity by default
+
+
+# ------------------------------------------------------------------- refutations (issue 32)
+
+def test_a_false_conclusion_needs_its_refutation():
+    with pytest.raises(ValueError, match="needs its Refutation"):
+        conclude("x", Decision.FALSE, claimed=0, measured=0)
+
+
+def test_a_failed_construction_is_inconclusive_never_refuted():
+    failed = Refutation("failed-construction", "the draw of W' tied Eq. (21)")
+    ev = conclude("x", Decision.FALSE, claimed=0, measured=0, certified=True, refutation=failed, reason="gap 0")
+    assert ev.verdict == "inconclusive" and not ev.certified and ev.exit_code == 3
+    assert ev.reason == "a failed construction is not a counterexample: the draw of W' tied Eq. (21); gap 0"
+    assert ev.refutation == failed and ev.to_dict()["refutation"]["kind"] == "failed-construction"
+
+
+def test_a_variant_refutation_says_so_and_a_true_carries_none():
+    v = Refutation("counterexample", "c = 0 leaves the softmax far from one-hot", variant="c pinned to 0")
+    ev = conclude("x", Decision.FALSE, claimed=0, measured=0, certified=True, refutation=v)
+    assert ev.verdict == "refuted" and ev.reason.endswith("refutes the variant (c pinned to 0), not the statement")
+    assert conclude("x", Decision.TRUE, claimed=0, measured=0, refutation=v).refutation is None
+    assert "refutation" not in conclude("x", Decision.TRUE, claimed=0, measured=0).to_dict()
