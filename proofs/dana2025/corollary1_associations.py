@@ -48,6 +48,7 @@ from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.registry import construction, negative_control, statement
 
 from .associations import certified_margins, impossible_table, memorize_table
+from .data_hypotheses import assumption1, undecided, undecided_reason
 from .exact_route import exact_route_trail_data
 
 __all__ = ["check_dana_corollary1", "check_associations"]
@@ -61,7 +62,7 @@ def _hyp(name, ok, detail):
 def check_associations(sid: str, inst, *, d_required: int | None, prec: int = 128, seed: int = 0,
                        save_weights: str | None = None) -> Evidence:
     X = inst.H * inst.d_h + inst.d
-    hyps = [_hyp("Assumption 1 (point masses)", inst.is_table, f"kind {inst.kind}"),
+    hyps = [assumption1(inst),
             _hyp("T0 <= H d_h + d", inst.T0 <= X, f"T0 = {inst.T0}, H d_h + d = {X}"),
             _hyp("d_h <= d (App. A.1)", inst.d_h <= inst.d, f"d_h = {inst.d_h}, d = {inst.d}")]
     if d_required is not None:
@@ -70,6 +71,9 @@ def check_associations(sid: str, inst, *, d_required: int | None, prec: int = 12
     count = parameter_count(N=inst.N, S=inst.S, d=inst.d, d_h=inst.d_h, H=inst.H)
     trail = [Step("Sizes and parameter count d(S + 2N + 4 d_h H)", "Thm. 1 / Cor. 1",
                   {**inst.summary(), "parameters": count})]
+    if undecided(hyps[0]):  # float rows 0/1 as stored: the targets are a table at some points only
+        return conclude(sid, Decision.UNDECIDED, claimed=claimed, measured={}, hypotheses=hyps, trail=trail,
+                        reason=undecided_reason(hyps, "memorizing the targets as associations"))
     if not inst.is_table:
         return conclude(sid, Decision.UNDECIDED, claimed=claimed, measured={}, hypotheses=hyps, trail=trail,
                         reason="Assumption 1 fails: not an association table")
