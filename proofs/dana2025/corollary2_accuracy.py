@@ -107,7 +107,8 @@ def check_dana_corollary2(instance, *, prec: int = 128, seed: int = 0, **options
         decision = Decision.TRUE if low >= phi else Decision.UNDECIDED
     trail.append(Step(f"Exact route on K = {K} sequences, Eq. (2) in balls on all T0", "Cor. 2 construction",
                       {"certified correct": correct, "accuracy": str(acc), "K + (T0-K)/N (C2)":
-                       str(K + Fraction(inst.T0 - K, inst.N))}))
+                       str(K + Fraction(inst.T0 - K, inst.N)),
+                       "correct sequences": [t for t, m in enumerate(best[1]["margins"]) if m > 0] if best else []}))
     return conclude("dana_corollary2", decision, claimed=claimed,
                     measured={"certified correct": correct, "T0": inst.T0, "accuracy": float(acc), "phi": float(phi)},
                     hypotheses=hyps, certified=decision is Decision.TRUE, method="arb balls (margins) + exact count",

@@ -160,7 +160,7 @@ def mode_candidates(inst, pb, g: int) -> list[int]:
 
 def _shown(rhs: arb) -> str:
     if certainly_less(rhs, arb(0)) is Decision.TRUE:
-        return f"{float(rhs.mid()):.3g}"
+        return f"{float(rhs.mid()):.3g}" if float(rhs.mid()) != 0 else rhs.str(3)  # below float64's range
     return f"in {rhs.str(3, radius=True)} (every term <= 0, one certainly < 0)"
 
 

@@ -170,8 +170,11 @@ def checked_rows(given: GivenNumbers, *, normalize: bool = False) -> GivenNumber
             if abs(total - 1) > slack:
                 more = ("; read at the data's precision (without --exact-input) a float row stands for every "
                         "distribution that rounds to it") if given.values.dtype.kind == "f" else ""
-                raise InvalidInstance(f"conditional row {t} sums to {float(Fraction(int(total.p), int(total.q)))!r}"
-                                      f" (exactly {total}), not 1: give probabilities that sum to 1{more}")
+                gap = total - 1
+                off = f"1 + {arb(gap).str(3, radius=False)}" if gap > 0 else f"1 - {arb(-gap).str(3, radius=False)}"
+                shown = f" = {total}" if len(str(total)) <= 60 else ""
+                raise InvalidInstance(f"conditional row {t} sums to {off}{shown} (exactly), not 1: "
+                                      f"give probabilities that sum to 1{more}")
             out = v.copy() if out is None else out
             out[t] = [x / total for x in v[t].tolist()]
         return given if out is None else GivenNumbers(out, EXACT)
