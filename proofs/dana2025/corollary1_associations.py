@@ -17,7 +17,9 @@ E(t) = u_{g(t)} + xi_t (:mod:`.associations`); if the route is impossible
 
 Checks
 ------
-1. Hypotheses: Assumption 1, d = 2, T0 <= H d_h + 2, d_h <= d.
+1. Hypotheses: Assumption 1, d = 2, T0 <= H d_h + 2, d_h <= d.  Assumption 1
+   on float rows 0/1 as stored holds for some points of their intervals only:
+   inconclusive, naming --exact-input (integer targets are exact).
 2. Exact impossibility (H = 0 and a shared last token with two targets:
    identical logits; d = 1 and three distinct targets: ordering) -> refuted.
 3. The float64 weights (what --save-weights writes) run through Eq. (2) in

@@ -18,7 +18,12 @@ T0 sequences with the float64 weights, count the certified-correct ones.
 
 Checks
 ------
-1. Hypotheses: Assumption 1, uniform prior.
+1. Hypotheses: Assumption 1, uniform prior, over every point the data stand
+   for (proofs/dana2025/data_hypotheses.py): float rows 0/1 or equal float
+   weights as stored hold them for some points only, so a verdict that rests
+   on them is inconclusive (--exact-input if the values are exact), unless
+   the bound holds for every prior the weights stand for (the correct
+   sequences at their weights' lower ends, the others at their upper ends).
 2. (C1) phi(X) > 1 exactly (rationals) when X > T0: no accuracy reaches it,
    so the literal statement is refuted (Exp. 6's text: 1.018).  EXP_6.py plots
    min(phi, 1), the intended form (reconstructed).

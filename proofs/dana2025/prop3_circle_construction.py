@@ -18,7 +18,9 @@ lambda >= ln((N-1)/eta)/m.
 
 Checks
 ------
-1. Hypotheses: Assumption 1 (exact), d >= 2.
+1. Hypotheses: Assumption 1 (exact: integer targets, or exact rows; float
+   rows 0/1 as stored are undecided at the data's precision: inconclusive),
+   d >= 2.
 2. For eta = 1e-2, 1e-6, 1e-12: lambda(eta) and d_KL(pi, f_lambda) in Arb,
    certified <= log(1 + (N-1) e^{-lambda m}) <= eta; sympy: the bound -> 0.
 3. Variants: ``rate=True`` checks the claimed rate d_KL <= (N-1) e^{-lambda}

@@ -24,11 +24,13 @@ Checks
 2. The right-hand side in balls, over every distribution the data stand
    for (a file's floats at their precision: verifier.data.sequence_reading;
    b >= 0 and the RHS has the sign of 1 - 2C for every distribution, and
-   the balls are cut there).  A term's limit 0 (a point mass, a uniform
-   row) is used for exact rows only: a float row 0/1 or equal as stored
-   stands for rows that are neither (float16 (1, 0, 0) for
-   (1 - 2^-26, 2^-26, 0)), whose terms are computed in balls; where that
-   leaves the sign open the verdict is inconclusive, naming --exact-input.  (T1) Without C < 1/2 (d > 128 ln(N+1)),
+   the balls are cut there; a row whose mode is not the same for every
+   distribution gets the union over its possible modes).  A term's limit 0
+   (a point mass, a uniform row) is used for exact rows only: a float row
+   0/1 or equal as stored stands for rows that are neither (float16
+   (1, 0, 0) for (1 - 2^-26, 2^-26, 0)), whose terms are computed in balls;
+   where that leaves the sign open the verdict is inconclusive, naming
+   --exact-input.  (T1) Without C < 1/2 (d > 128 ln(N+1)),
    1 - 2C < 0 and the RHS is negative for every non-uniform,
    non-deterministic pi: certainly negative < 0 <= d_KL(pi, L): refuted
    (the message states C against 1/2).

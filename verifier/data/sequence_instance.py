@@ -179,6 +179,12 @@ class SequenceInstance:
                 "sha256_16": self.fingerprint()}
 
     def replace(self, **changes) -> "SequenceInstance":
+        """A copy with ``changes``; new float64 ``weights`` or ``conditionals`` (without their given
+        numbers) are read as the exact values they are."""
+        if "weights" in changes and "given_prior" not in changes:
+            changes["given_prior"] = None
+        if "conditionals" in changes and "given_conditionals" not in changes:
+            changes["given_conditionals"] = None
         return replace(self, **changes)
 
     def subset(self, rows) -> "SequenceInstance":

@@ -188,7 +188,7 @@ def test_equal_float_weights_are_undecided_unless_the_conclusion_holds_without_t
     c1 = from_sequences(seqs, N=3, targets=targets, prior=f16, d=2, d_h=1, H=2, exact=False)
     ev = check_dana_corollary2(c1)
     assert ev.verdict == "inconclusive" and "(C1)" in ev.reason and "uniform prior undecided" in ev.reason
-    assert check_dana_corollary2(c1.replace(given_prior=None, weights=np.ones(3))).verdict == "refuted"
+    assert check_dana_corollary2(c1.replace(weights=np.ones(3))).verdict == "refuted"
     room = from_sequences(np.array([[0, 0], [1, 1], [2, 2], [0, 1]]), N=3, targets=np.array([0, 1, 2, 0]),
                           prior=np.ones(4, dtype=np.float16), d=2, d_h=1, H=2, exact=False)
     ev = check_dana_corollary2(room)
