@@ -13,7 +13,7 @@ and its siblings return TRUE, FALSE or UNDECIDED with the reason.
 
 >>> inst = from_sequences([[0, 1], [1, 1]], N=2, targets=[1, 0], d=2)
 >>> inst.assumption1()[0].value, inst.uniform()[0].value, inst.reading
-('true', 'true', 'conditionals: exact values; prior: exact values')
+('true', 'true', 'exact: floats read as the rationals they encode')
 """
 from __future__ import annotations
 
@@ -160,13 +160,18 @@ class SequenceInstance:
                        normalized=self.normalized or not self.cond_numbers.exact)
 
     def fingerprint(self) -> str:
+        """sha256 of the sequences and the float64 guides (what generated instances always hashed), plus the
+        given numbers and their reading wherever the guides are not them (wide integers, decimals, long
+        doubles, other float widths, a reading at the data's precision)."""
         h = hashlib.sha256()
-        h.update(np.ascontiguousarray(self.sequences.astype(np.int64)).tobytes())
+        for a in (self.sequences.astype(np.int64), self.weights, self.conditionals):
+            h.update(np.ascontiguousarray(a).tobytes())
         for g in (self.prior_numbers, self.cond_numbers):
-            h.update(g.values.dtype.str.encode())
+            if g.exact and g.values.dtype in (np.int64, np.float64) and np.array_equal(g.float64(), g.values):
+                continue
+            h.update(g.values.dtype.str.encode() + g.precision.kind.encode())
             h.update(repr(g.values.tolist()).encode() if g.values.dtype == object else
                      np.ascontiguousarray(g.values).tobytes())
-            h.update(g.precision.kind.encode())
         return h.hexdigest()[:16]
 
     def summary(self) -> dict:

@@ -298,9 +298,8 @@ def reading_text(conditionals: GivenNumbers, prior: GivenNumbers, normalized: bo
         else:
             parts.append(f"{name}: {g.precision.dtype}, each value stands for the reals that round to it (half an "
                          f"ulp each side, absolute 2^{g.precision.emin - g.precision.p} at zero)")
-    text = "; ".join(parts)
-    if not (conditionals.exact and prior.exact):
-        text = "at the data's precision (a row: every distribution in its entries' intervals): " + text
+    text = "exact: floats read as the rationals they encode" if conditionals.exact and prior.exact else \
+        "at the data's precision (a row: every distribution in its entries' intervals): " + "; ".join(parts)
     if normalized:
         text += "; rows within 8 N eps of 1 normalized exactly (p / sum p, arrays given in Python)"
     return text

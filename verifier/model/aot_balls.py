@@ -174,9 +174,12 @@ def kl_ball(p_row, logit_row) -> arb:
         pj = ball_entry(pj)
         if pj.is_zero():
             continue
-        if not pj > 0 and pj.upper() < 0:
+        if pj > 0:
+            total += pj * (pj.log() - lj)
+            continue
+        if pj.upper() < 0:
             raise InvalidInstance("a conditional probability is negative")
-        total += xlogx_ball(pj) - pj * lj
+        total += xlogx_ball(pj) - pj * lj  # a ball touching 0: x log x over its nonnegative part
     return total + lse
 
 

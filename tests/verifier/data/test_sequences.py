@@ -86,7 +86,7 @@ def test_exact_input_reads_float_conditionals_exactly(tmp_path):
     at = load_sequences(tmp_path / "t.npz")
     assert not at.is_table and at.assumption1()[0].value == "undecided" and "float16" in at.reading
     ex = load_sequences(tmp_path / "t.npz", exact_input=True)
-    assert ex.is_table and ex.reading == "conditionals: exact values; prior: exact values"
+    assert ex.is_table and ex.reading == "exact: floats read as the rationals they encode"
     np.savez(tmp_path / "s.npz", N=3, sequences=np.array([[0, 0]]), conditionals=np.array([[0.1, 0.2, 0.7]]))
     with pytest.raises(InvalidInstance, match="sums to 1 - 2.78e-17 = 36028797018963967/36028797018963968 "
                                              r"\(exactly\), not 1.*without --exact-input"):
