@@ -189,11 +189,19 @@ def test_equal_float_weights_are_undecided_unless_the_conclusion_holds_without_t
     ev = check_dana_corollary2(c1)
     assert ev.verdict == "inconclusive" and "(C1)" in ev.reason and "uniform prior undecided" in ev.reason
     assert check_dana_corollary2(c1.replace(weights=np.ones(3))).verdict == "refuted"
-    room = from_sequences(np.array([[0, 0], [1, 1], [2, 2], [0, 1]]), N=3, targets=np.array([0, 1, 2, 0]),
-                          prior=np.ones(4, dtype=np.float16), d=2, d_h=1, H=2, exact=False)
-    ev = check_dana_corollary2(room)
-    phi = accuracy_bound(3, 4, 4)
-    assert phi == 1 and ev.verdict in ("inconclusive", "verified")
+    for T0 in (3, 5):  # phi = 1 and 11/15 (H = 1): the construction decides; whatever it reaches, a verdict
+        seqs, tg = np.array([[0, 0], [1, 1], [2, 2], [0, 1], [1, 2]])[:T0], np.array([0, 1, 2, 0, 1])[:T0]
+        inst = from_sequences(seqs, N=3, targets=tg, prior=np.ones(T0, dtype=np.float16), d=2, d_h=1, H=1,
+                              exact=False)
+        ev = check_dana_corollary2(inst)
+        phi = accuracy_bound(3, T0, 3)
+        correct = next(s.data["correct sequences"] for s in ev.trail if "correct sequences" in s.data)
+        # the floor over the weights' intervals: correct ones at 1 - 2^-12, the others at 1 + 2^-11
+        lo, hi = 1 - Fraction(1, 2**12), 1 + Fraction(1, 2**11)
+        floor = len(correct) * lo / (len(correct) * lo + (T0 - len(correct)) * hi)
+        assert ev.verdict == ("verified" if floor >= phi else "inconclusive"), (T0, correct, ev.reason)
+        if ev.verdict == "verified":
+            assert "for EVERY prior the weights stand for" in ev.reason
 
 
 @settings(deadline=None)

@@ -204,3 +204,20 @@ def test_prior_balls_are_exact_for_integers_and_intervals_for_floats():
         assert b[0] != b[1] and b[0].is_exact() and (b[0] - b[1]) == 1
         f = prior_balls(_read(np.array([1.0], dtype=np.float16)))
         assert f[0].contains(arb(1) + arb(2) ** -12) and f[0].contains(arb(1) - arb(2) ** -13)
+
+
+@pytest.mark.parametrize("dt", [np.float16, np.float32])
+@pytest.mark.parametrize("N", [2, 3, 4, 8])
+@pytest.mark.parametrize("sign", [1, -1])
+def test_stored_sums_at_one_plus_minus_u_and_one_ulp_beyond(dt, N, sign):
+    """Rows whose stored values sum to exactly 1 + u, 1 - u (u = 2^-p), and one more ulp of the last entry
+    outward: accepted exactly when the independent truth finds a distribution in the rows' sets."""
+    u = Fraction(1, 2 ** (np.finfo(dt).nmant + 1))
+    row = np.full(N, dt(1) / dt(N), dtype=dt)
+    row[-1] = dt(1 - float(sum(exact(x) for x in row[:-1])) + sign * float(u))
+    if sum(exact(x) for x in row) != 1 + sign * u:
+        pytest.skip("1 +- u not reachable by the last entry in this format")
+    for _ in range(2):
+        assert _accepted(row) == _row_has_a_distribution(row), row
+        row[-1] = np.nextafter(row[-1], dt(2) if sign > 0 else dt(0))
+    assert not _accepted(row)  # two ulps beyond: nothing rounds to it
