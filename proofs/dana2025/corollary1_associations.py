@@ -50,7 +50,7 @@ from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.registry import construction, negative_control, statement
 
 from .associations import certified_margins, impossible_table, memorize_table
-from .data_hypotheses import assumption1, undecided, undecided_reason
+from .data_hypotheses import METHOD, assumption1, undecided, undecided_reason
 from .exact_route import exact_route_trail_data
 
 __all__ = ["check_dana_corollary1", "check_associations"]
@@ -75,7 +75,7 @@ def check_associations(sid: str, inst, *, d_required: int | None, prec: int = 12
                   {**inst.summary(), "parameters": count})]
     if undecided(hyps[0]):  # float rows 0/1 as stored: the targets are a table at some points only
         return conclude(sid, Decision.UNDECIDED, claimed=claimed, measured={}, hypotheses=hyps, trail=trail,
-                        reason=undecided_reason(hyps, "memorizing the targets as associations"))
+                        reason=undecided_reason(hyps, "memorizing the targets as associations"), method=METHOD)
     if not inst.is_table:
         return conclude(sid, Decision.UNDECIDED, claimed=claimed, measured={}, hypotheses=hyps, trail=trail,
                         reason="Assumption 1 fails: not an association table")

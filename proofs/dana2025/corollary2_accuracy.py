@@ -56,7 +56,7 @@ from verifier.statements.evidence import Evidence, Step, conclude
 from verifier.statements.registry import negative_control, statement
 
 from .associations import memorize_table
-from .data_hypotheses import assumption1, undecided, undecided_reason, uniform_prior
+from .data_hypotheses import METHOD, assumption1, undecided, undecided_reason, uniform_prior
 
 __all__ = ["check_dana_corollary2", "accuracy_bound", "weighted_accuracy_floor"]
 
@@ -78,7 +78,7 @@ def check_dana_corollary2(instance, *, prec: int = 128, seed: int = 0, **options
                                                           str(accuracy_bound(10, 100, 102))})]
     if undecided(hyps[0]):
         return conclude("dana_corollary2", Decision.UNDECIDED, claimed=claimed, measured={}, hypotheses=hyps,
-                        trail=trail, reason=undecided_reason(hyps, "the accuracy of the targets"))
+                        trail=trail, reason=undecided_reason(hyps, "the accuracy of the targets"), method=METHOD)
     if not inst.is_table:
         return conclude("dana_corollary2", Decision.UNDECIDED, claimed=claimed, measured={}, hypotheses=hyps,
                         trail=trail, reason="Assumption 1 fails")

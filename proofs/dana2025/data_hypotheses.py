@@ -28,7 +28,10 @@ from verifier.statements.at_precision import REMEDY, UNDECIDED
 from verifier.statements.evidence import Hypothesis
 
 __all__ = ["assumption1", "assumption2", "uniform_prior", "undecided", "undecided_reason", "ASSUMPTION1",
-           "ASSUMPTION2", "UNIFORM"]
+           "ASSUMPTION2", "UNIFORM", "METHOD"]
+
+#: the method of a verdict decided by the data's intervals alone (exact rationals)
+METHOD = "exact rationals (the data's intervals)"
 
 ASSUMPTION1 = "Assumption 1 (point masses)"
 ASSUMPTION2 = "Assumption 2 (positive conditionals)"
@@ -63,7 +66,5 @@ def undecided(h: Hypothesis) -> bool:
 
 def undecided_reason(hyps, what: str) -> str:
     """The reason of an inconclusive verdict whose conclusion rests on undecided hypotheses."""
-    names = [h for h in hyps if undecided(h)]
-    said = "; ".join(f"{h.name}: {h.detail}" for h in names)
-    return (f"{', '.join(h.name for h in names)} {UNDECIDED} ({said}): {what} rests on it, so it is not certified "
-            f"for the data; {REMEDY}")
+    said = "; ".join(f"{h.name} {h.detail}" for h in hyps if undecided(h))
+    return f"{said}; {what} rests on it, so it is not certified for the data; {REMEDY}"

@@ -54,7 +54,7 @@ from verifier.model.aot_balls import ball_entry
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.registry import construction, negative_control, statement
 
-from .data_hypotheses import assumption1, undecided, undecided_reason
+from .data_hypotheses import METHOD, assumption1, undecided, undecided_reason
 from .kl_lower_bounds import ordering_floor
 
 __all__ = ["check_dana_prop3", "rational_circle_points", "circle_dkl"]
@@ -114,7 +114,7 @@ def check_dana_prop3(instance, *, prec: int = 128, seed: int = 0, rate: bool = F
     g = inst.targets
     if undecided(hyps[0]):  # float rows 0/1 as stored: point masses at some points of their intervals only
         return conclude("dana_prop3", Decision.UNDECIDED, claimed="d_KL(pi, L) = 0", measured={}, hypotheses=hyps,
-                        reason=undecided_reason(hyps, "d_KL(pi, L) = 0"))
+                        reason=undecided_reason(hyps, "d_KL(pi, L) = 0"), method=METHOD)
     if not inst.is_table:  # the construction fits point masses: nothing to say about other priors
         return conclude("dana_prop3", Decision.UNDECIDED, claimed="d_KL(pi, L) = 0", measured={}, hypotheses=hyps,
                         reason="Assumption 1 fails: the conditionals are not point masses")

@@ -255,7 +255,7 @@ def check_dana_thm2(instance, *, prec: int = 128, seed: int = 0, claim: str = "b
     T3 = all(G[j, k] < G[k, k] for j in range(N) for k in range(N) if j != k)
     trail.append(Step("(T3) lambda(t) exists iff W_j.W_g < ||W_g||^2 for every j != g (exact)", "T3", {"holds": T3}))
     claimed = "d_KL(pi, L) <= E_t[(1-pi_g)(1+2C+C d_TV)/(1-2C) log((N-1)/(e^{-H}-1))], C = sqrt(32 log(N+1)/d)"
-    measured = {"C": float(C.mid()), "RHS": float(rhs.mid()), "Gram error <= C": gram_ok.value}
+    measured = {"C": float(C.mid()), "RHS": float(rhs.mid()) if rhs.is_finite() else str(rhs), "Gram error <= C": gram_ok.value}
     if gram_ok is not Decision.TRUE:
         return conclude("dana_thm2", Decision.UNDECIDED, claimed=claimed, measured=measured, trail=trail,
                         reason="no sign matrix with ||W W^T - I||_inf <= C found (decides nothing)")
@@ -301,8 +301,8 @@ def check_dana_thm2(instance, *, prec: int = 128, seed: int = 0, claim: str = "b
     trail.append(Step("(T5) simpler bound: E[(1-pi_g) b(H)] <= E[1-pi_g] b(E H)?", "T5", jensen_step(inst)))
     return conclude("dana_thm2", decision, claimed=claimed, measured=measured, certified=decision is not Decision.UNDECIDED,
                     method="exact Gram + arb balls", prec_bits=prec,
-                    margin=max(lower(rhs), 0.0) if decision is Decision.TRUE else lower(rhs), trail=trail,
-                    reason="" if decision is Decision.TRUE else why_undecided)
+                    margin=max(lower(rhs), 0.0) if decision is Decision.TRUE else lower(rhs) if rhs.is_finite() else None,
+                    trail=trail, reason="" if decision is Decision.TRUE else why_undecided)
 
 
 # registered after the def (not as a decorator): mutmut 3 mutates plain functions only
