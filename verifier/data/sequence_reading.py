@@ -143,10 +143,12 @@ def probability_bounds(given: GivenNumbers) -> tuple:
     return lo, hi, lo_in, hi_in
 
 
-def _row_sums(lo, hi, lo_in, hi_in, t: int) -> tuple:
-    L = sum(lo[t].tolist(), fmpq(0))
-    U = sum(hi[t].tolist(), fmpq(0))
-    return L, U, bool(np.all(lo_in[t])), bool(np.all(hi_in[t]))
+def _row_bounds(given: GivenNumbers, t: int) -> tuple:
+    """:func:`probability_bounds` of row t alone (lists), and its sums (L, U) with whether every end they
+    use belongs to the set: one row at a time, never the whole table of exact ends at once."""
+    lo, hi, lo_in, hi_in = (x[0].tolist() for x in probability_bounds(GivenNumbers(given.values[t:t + 1],
+                                                                                   given.precision)))
+    return lo, hi, sum(lo, fmpq(0)), sum(hi, fmpq(0)), all(lo_in), all(hi_in)
 
 
 def _reaches_one(L, U, L_in, U_in) -> bool:
@@ -154,17 +156,21 @@ def _reaches_one(L, U, L_in, U_in) -> bool:
     return (L < 1 or (L == 1 and L_in)) and (U > 1 or (U == 1 and U_in))
 
 
+def _show(q: fmpq) -> str:
+    return arb(q).str(17, radius=False)
+
+
 def checked_rows(given: GivenNumbers, *, normalize: bool = False) -> GivenNumbers:
     """Refuse a row no distribution of its entries' sets sums to 1 for (exact rationals).  ``normalize``
     (arrays handed over in Python, exact): a row within NORMALIZE_SLACK N eps of 1 becomes p / sum p,
     exactly; the returned numbers are then an object array of fmpq."""
+    T0, N = given.values.shape
     if given.exact:
-        v = given.rationals
-        N = v.shape[1]
         slack = fmpq(NORMALIZE_SLACK * N, 2**52) if normalize else fmpq(0)
         out = None
-        for t in range(v.shape[0]):
-            total = sum(v[t].tolist(), fmpq(0))
+        for t in range(T0):
+            row = given_values(given.values[t]).tolist()
+            total = sum(row, fmpq(0))
             if total == 1:
                 continue
             if abs(total - 1) > slack:
@@ -175,17 +181,16 @@ def checked_rows(given: GivenNumbers, *, normalize: bool = False) -> GivenNumber
                 shown = f" = {total}" if len(str(total)) <= 60 else ""
                 raise InvalidInstance(f"conditional row {t} sums to {off}{shown} (exactly), not 1: "
                                       f"give probabilities that sum to 1{more}")
-            out = v.copy() if out is None else out
-            out[t] = [x / total for x in v[t].tolist()]
+            out = given.rationals.copy() if out is None else out
+            out[t] = [x / total for x in row]
         return given if out is None else GivenNumbers(out, EXACT)
-    lo, hi, lo_in, hi_in = probability_bounds(given)
     p, emin = given.precision.p, given.precision.emin
-    for t in range(lo.shape[0]):
-        L, U, L_in, U_in = _row_sums(lo, hi, lo_in, hi_in, t)
+    for t in range(T0):
+        _, _, L, U, L_in, U_in = _row_bounds(given, t)
         if not _reaches_one(L, U, L_in, U_in):
-            side = (f"the lower ends of its entries' intervals sum to {float(Fraction(int(L.p), int(L.q))):.17g} > 1"
+            side = (f"the lower ends of its entries' intervals sum to {_show(L)} > 1"
                     if not (L < 1 or (L == 1 and L_in)) else
-                    f"the upper ends of its entries' intervals sum to {float(Fraction(int(U.p), int(U.q))):.17g} < 1")
+                    f"the upper ends of its entries' intervals sum to {_show(U)} < 1")
             raise InvalidInstance(
                 f"conditional row {t}: no distribution rounds to it in {given.precision.dtype} ({side}; each value "
                 f"stands for the reals within half an ulp, 2^-{p} relative, absolute 2^{emin - p} at zero): give "
@@ -208,18 +213,16 @@ def conditional_balls(given: GivenNumbers) -> np.ndarray:
     """(T0, N) object array of arb balls at the working precision: the exact
     entries of an exact reading; else an enclosure of q_j over every
     distribution q a row stands for (the box cut by sum q = 1)."""
-    v = given.rationals
-    out = np.empty(v.shape, dtype=object)
-    if given.exact:
-        for idx, q in np.ndenumerate(v):
-            out[idx] = arb(q)
-        return out
-    lo, hi, lo_in, hi_in = probability_bounds(given)
-    for t in range(v.shape[0]):
-        L, U, _, _ = _row_sums(lo, hi, lo_in, hi_in, t)
-        for j in range(v.shape[1]):
-            a = max(lo[t, j], 1 - (U - hi[t, j]))
-            b = min(hi[t, j], 1 - (L - lo[t, j]))
+    T0, N = given.values.shape
+    out = np.empty((T0, N), dtype=object)
+    for t in range(T0):
+        if given.exact:
+            out[t] = [arb(q) for q in given_values(given.values[t]).tolist()]
+            continue
+        lo, hi, L, U, _, _ = _row_bounds(given, t)
+        for j in range(N):
+            a = max(lo[j], 1 - (U - hi[j]))
+            b = min(hi[j], 1 - (L - lo[j]))
             out[t, j] = arb(a).union(arb(b))
     return out
 
@@ -237,33 +240,32 @@ def _contains(lo, hi, lo_in, hi_in, x) -> bool:
 
 
 def point_masses(given: GivenNumbers) -> tuple[Decision, str]:
-    """Assumption 1 (every pi_t a point mass) over the sets the rows stand for."""
-    v = given.rationals
+    """Assumption 1 (every pi_t a point mass) over the sets the rows stand for.  The sets of one float
+    format partition the reals, and 0 and 1 are floats: an entry's set holds 0 (1) exactly when the
+    stored value is 0 (1).  So some point of a float row is a point mass iff the stored row is one."""
+    v = given.values
+    stored = bool(np.all(((v == 0) | (v == 1)) & (np.sum(v == 1, axis=1) == 1)[:, None]))
     if given.exact:
-        for t in range(v.shape[0]):
-            row = v[t].tolist()
-            if not (all(x == 0 or x == 1 for x in row) and sum(row, fmpq(0)) == 1):
-                return Decision.FALSE, f"row {t} is not 0/1 with one 1 (exact values)"
-        return Decision.TRUE, "every row is 0/1 with one 1 (exact values)"
-    lo, hi, lo_in, hi_in = probability_bounds(given)
-    for t in range(v.shape[0]):
-        zero = [_contains(lo[t, j], hi[t, j], lo_in[t, j], hi_in[t, j], 0) for j in range(v.shape[1])]
-        one = [_contains(lo[t, j], hi[t, j], lo_in[t, j], hi_in[t, j], 1) for j in range(v.shape[1])]
-        if not any(one[j] and all(zero[k] for k in range(v.shape[1]) if k != j) for j in range(v.shape[1])):
-            return Decision.FALSE, (f"row {t}: no point mass rounds to it in {given.precision.dtype} (an entry's "
-                                    "interval excludes both 0 and 1): not a point mass at any point")
+        if stored:
+            return Decision.TRUE, "every row is 0/1 with one 1 (exact values)"
+        t = int(np.flatnonzero(~np.all(((v == 0) | (v == 1)) & (np.sum(v == 1, axis=1) == 1)[:, None], axis=1))[0])
+        return Decision.FALSE, f"row {t} is not 0/1 with one 1 (exact values)"
+    if not stored:
+        t = int(np.flatnonzero(~np.all(((v == 0) | (v == 1)) & (np.sum(v == 1, axis=1) == 1)[:, None], axis=1))[0])
+        return Decision.FALSE, (f"row {t}: no point mass rounds to it in {given.precision.dtype} (an entry's "
+                                "interval excludes both 0 and 1): not a point mass at any point")
     return Decision.UNDECIDED, (f"every row contains a point mass, and distributions that are not one (each "
                                 f"{given.precision.dtype} 0 or 1 stands for an interval)")
 
 
 def positivity(given: GivenNumbers) -> tuple[Decision, str]:
-    """Assumption 2 (every pi_t > 0) over the sets the rows stand for."""
-    lo, _, lo_in, _ = probability_bounds(given)
-    zeros = [idx for idx, x in np.ndenumerate(lo) if x == 0 and lo_in[idx]]
-    if not zeros:
+    """Assumption 2 (every pi_t > 0) over the sets the rows stand for: a positive float's set is positive
+    (its lower end is at least half the smallest subnormal, excluded), a float zero's holds 0."""
+    zeros = np.argwhere(given.values == 0)
+    if zeros.size == 0:
         return Decision.TRUE, "every entry is positive" + ("" if given.exact else
                                                            " (every point of its interval: the stored value is > 0)")
-    t, j = zeros[0]
+    t, j = (int(x) for x in zeros[0])
     if given.exact:
         return Decision.FALSE, f"pi_t[{j}] = 0 for sequence {t} (exact values)"
     return Decision.UNDECIDED, (f"{len(zeros)} stored zeros (sequence {t}, token {j}): a {given.precision.dtype} zero "

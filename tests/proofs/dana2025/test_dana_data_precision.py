@@ -44,7 +44,7 @@ def test_the_issue_row_is_refused_as_decimals_and_at_its_precision(tmp_path):
     assert sum(map(Fraction, ISSUE_ROW)) == 1 - Fraction(1, 2**50)
     with pytest.raises(InvalidInstance, match=r"sums to 1 - 8.60e-16 = 49999999999999957/50000000000000000 \(exactly\), not 1"):
         load_sequences(_file(tmp_path, N=2, sequences=[[0, 0]], conditionals=[ISSUE_ROW]), d=141, H=1, d_h=1)
-    with pytest.raises(InvalidInstance, match="upper ends of its entries' intervals sum to 0.99999999999999922 < 1"):
+    with pytest.raises(InvalidInstance, match="upper ends of its entries' intervals sum to 0.9999999999999992.* < 1"):
         load_sequences(_npz(tmp_path, N=2, sequences=[[0, 0]], conditionals=[ISSUE_ROW]), d=141, H=1, d_h=1)
 
 
