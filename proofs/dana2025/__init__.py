@@ -69,6 +69,8 @@ OPTIONS = InstanceOptions(
     make=make_sequence_instance,
     load=load_sequences,
     vary=vary_sequence_options,
+    from_data=("N", "S", "T0"),  # the file's vocabulary size, sequence length and support size
+    draws=("dataset", "conditionals"),  # how generated data are drawn
 )
 
 PAPER = register_paper(

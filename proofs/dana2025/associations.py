@@ -42,7 +42,7 @@ def impossible_table(inst) -> dict | None:
     """An exact reason why no AoT of these sizes memorizes the table, if one applies."""
     g = inst.targets
     if inst.d == 1 and len(set(g.tolist())) >= 3:
-        fl = ordering_floor(g, inst.weights)
+        fl = ordering_floor(g, inst.prior_balls())
         if fl["holds"]:
             return {"why": "d = 1: for every W_U at most two tokens are a unique max or min, so one of three "
                            "distinct targets is never a strict argmax", "certificate": {k: str(v) for k, v in fl.items()}}

@@ -17,7 +17,9 @@ E(t) = u_{g(t)} + xi_t (:mod:`.associations`); if the route is impossible
 
 Checks
 ------
-1. Hypotheses: Assumption 1, d = 2, T0 <= H d_h + 2, d_h <= d.
+1. Hypotheses: Assumption 1, d = 2, T0 <= H d_h + 2, d_h <= d.  Assumption 1
+   on float rows 0/1 as stored holds for some points of their intervals only:
+   inconclusive, naming --exact-input (integer targets are exact).
 2. Exact impossibility (H = 0 and a shared last token with two targets:
    identical logits; d = 1 and three distinct targets: ordering) -> refuted.
 3. The float64 weights (what --save-weights writes) run through Eq. (2) in
@@ -49,6 +51,7 @@ from verifier.statements.refutations import Refutation
 from verifier.statements.registry import construction, negative_control, statement
 
 from .associations import certified_margins, impossible_table, memorize_table
+from .data_hypotheses import METHOD, assumption1, undecided, undecided_reason
 from .exact_route import exact_route_trail_data
 
 __all__ = ["check_dana_corollary1", "check_associations"]
@@ -72,7 +75,7 @@ def _hyp(name, ok, detail):
 def check_associations(sid: str, inst, *, d_required: int | None, prec: int = 128, seed: int = 0,
                        save_weights: str | None = None) -> Evidence:
     X = inst.H * inst.d_h + inst.d
-    hyps = [_hyp("Assumption 1 (point masses)", inst.is_table, f"kind {inst.kind}"),
+    hyps = [assumption1(inst),
             _hyp("T0 <= H d_h + d", inst.T0 <= X, f"T0 = {inst.T0}, H d_h + d = {X}"),
             _hyp("d_h <= d (App. A.1)", inst.d_h <= inst.d, f"d_h = {inst.d_h}, d = {inst.d}")]
     if d_required is not None:
@@ -81,6 +84,9 @@ def check_associations(sid: str, inst, *, d_required: int | None, prec: int = 12
     count = parameter_count(N=inst.N, S=inst.S, d=inst.d, d_h=inst.d_h, H=inst.H)
     trail = [Step("Sizes and parameter count d(S + 2N + 4 d_h H)", "Thm. 1 / Cor. 1",
                   {**inst.summary(), "parameters": count})]
+    if undecided(hyps[0]):  # float rows 0/1 as stored: the targets are a table at some points only
+        return conclude(sid, Decision.UNDECIDED, claimed=claimed, measured={}, hypotheses=hyps, trail=trail,
+                        reason=undecided_reason(hyps, "memorizing the targets as associations"), method=METHOD)
     if not inst.is_table:
         return conclude(sid, Decision.UNDECIDED, claimed=claimed, measured={}, hypotheses=hyps, trail=trail,
                         reason="Assumption 1 fails: not an association table")

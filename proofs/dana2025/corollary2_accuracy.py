@@ -18,7 +18,12 @@ T0 sequences with the float64 weights, count the certified-correct ones.
 
 Checks
 ------
-1. Hypotheses: Assumption 1, uniform prior.
+1. Hypotheses: Assumption 1, uniform prior, over every point the data stand
+   for (proofs/dana2025/data_hypotheses.py): float rows 0/1 or equal float
+   weights as stored hold them for some points only, so a verdict that rests
+   on them is inconclusive (--exact-input if the values are exact), unless
+   the bound holds for every prior the weights stand for (the correct
+   sequences at their weights' lower ends, the others at their upper ends).
 2. (C1) phi(X) > 1 exactly (rationals) when X > T0: no accuracy reaches it,
    so the literal statement is refuted (Exp. 6's text: 1.018).  EXP_6.py plots
    min(phi, 1), the intended form (reconstructed).
@@ -45,14 +50,16 @@ from fractions import Fraction
 import numpy as np
 
 from verifier.arith.compare import Decision
+from verifier.data.sequence_reading import probability_bounds
 from verifier.data.sequences import make_sequence_instance
-from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
+from verifier.statements.evidence import Evidence, Step, conclude
 from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 from .associations import memorize_table
+from .data_hypotheses import METHOD, assumption1, undecided, undecided_reason, uniform_prior
 
-__all__ = ["check_dana_corollary2", "accuracy_bound"]
+__all__ = ["check_dana_corollary2", "accuracy_bound", "weighted_accuracy_floor"]
 
 
 def accuracy_bound(N: int, T0: int, X: int) -> Fraction:
@@ -70,15 +77,21 @@ def check_dana_corollary2(instance, *, prec: int = 128, seed: int = 0, **options
     inst = instance
     X = inst.H * inst.d_h + inst.d
     phi = accuracy_bound(inst.N, inst.T0, X)
-    hyps = [Hypothesis("Assumption 1 (point masses)", "certified" if inst.is_table else "refuted", inst.kind),
-            Hypothesis("uniform prior", "certified" if inst.uniform_prior else "refuted", "prior weights equal")]
+    hyps = [assumption1(inst), uniform_prior(inst)]
     claimed = f"some AoT has E[Acc] >= 1/N + (1-1/N)(H d_h + d)/T0 = {phi} = {float(phi):.4g}"
     trail = [Step("phi(X) in exact rationals", "Cor. 2", {"N": inst.N, "T0": inst.T0, "X = H d_h + d": X,
                                                           "phi": str(phi), "Exp. 6 text (N=10, X=102, T0=100)":
                                                           str(accuracy_bound(10, 100, 102))})]
+    if undecided(hyps[0]):
+        return conclude("dana_corollary2", Decision.UNDECIDED, claimed=claimed, measured={}, hypotheses=hyps,
+                        trail=trail, reason=undecided_reason(hyps, "the accuracy of the targets"), method=METHOD)
     if not inst.is_table:
         return conclude("dana_corollary2", Decision.UNDECIDED, claimed=claimed, measured={}, hypotheses=hyps,
                         trail=trail, reason="Assumption 1 fails")
+    if phi > 1 and undecided(hyps[1]):
+        return conclude("dana_corollary2", Decision.UNDECIDED, claimed=claimed, measured={"phi": str(phi)},
+                        hypotheses=hyps, trail=trail,
+                        reason=f"(C1) phi = {phi} > 1 >= any accuracy; " + undecided_reason(hyps, "the refutation"))
     if phi > 1:
         return conclude("dana_corollary2", Decision.FALSE, claimed=claimed,
                         measured={"phi": str(phi), "largest possible accuracy": 1}, hypotheses=hyps, certified=True,
@@ -100,15 +113,35 @@ def check_dana_corollary2(instance, *, prec: int = 128, seed: int = 0, **options
     correct = best[0] if best else 0
     acc = Fraction(correct, inst.T0)
     decision = Decision.TRUE if acc >= phi else Decision.UNDECIDED
+    low = None
+    if decision is Decision.TRUE and undecided(hyps[1]):  # equal float weights: not every prior they stand for
+        low = weighted_accuracy_floor(inst, [m > 0 for m in best[1]["margins"]])
+        decision = Decision.TRUE if low >= phi else Decision.UNDECIDED
     trail.append(Step(f"Exact route on K = {K} sequences, Eq. (2) in balls on all T0", "Cor. 2 construction",
                       {"certified correct": correct, "accuracy": str(acc), "K + (T0-K)/N (C2)":
-                       str(K + Fraction(inst.T0 - K, inst.N))}))
+                       str(K + Fraction(inst.T0 - K, inst.N)),
+                       "correct sequences": [t for t, m in enumerate(best[1]["margins"]) if m > 0] if best else []}))
     return conclude("dana_corollary2", decision, claimed=claimed,
                     measured={"certified correct": correct, "T0": inst.T0, "accuracy": float(acc), "phi": float(phi)},
                     hypotheses=hyps, certified=decision is Decision.TRUE, method="arb balls (margins) + exact count",
                     prec_bits=prec, margin=float(acc - phi), trail=trail,
-                    reason="" if decision is Decision.TRUE else f"our construction reaches {acc} < phi = {phi}: "
-                    "the existential claim is neither shown nor refuted (C2)")
+                    reason=(f"E[Acc] >= {low} >= phi for EVERY prior the weights stand for (uniform or not: the "
+                            "conclusion holds without the hypothesis)" if low is not None and decision is Decision.TRUE
+                            else "" if decision is Decision.TRUE else
+                            undecided_reason(hyps, f"E[Acc] >= phi (the uniform prior's accuracy {acc}; over the "
+                                                   f"weights' intervals at least {low})") if low is not None else
+                            f"our construction reaches {acc} < phi = {phi}: the existential claim is neither shown "
+                            "nor refuted (C2)"))
+
+
+def weighted_accuracy_floor(inst, correct) -> Fraction:
+    """min over every prior the weights stand for of sum_{correct} w / sum w (exact rationals): the correct
+    sequences at their lower ends, the others at their upper ends."""
+    lo, hi, _, _ = probability_bounds(inst.prior_numbers)
+    q = lambda x: Fraction(int(x.p), int(x.q))  # noqa: E731
+    good = sum((q(lo[t]) for t, ok in enumerate(correct) if ok), Fraction(0))
+    bad = sum((q(hi[t]) for t, ok in enumerate(correct) if not ok), Fraction(0))
+    return good / (good + bad) if good + bad else Fraction(0)
 
 
 @negative_control("dana_corollary2", "neg_cor2_cap: H d_h + d > T0 (N=3, d=2, d_h=1, H=2, T0=3): phi = 11/9 > 1 "

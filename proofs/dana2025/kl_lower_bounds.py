@@ -61,7 +61,7 @@ def ordering_floor(targets, weights) -> dict:
     short of a strict argmax, so d_KL >= ln 2 * (sum of the |G| - 2 smallest
     target masses) and at most two distinct targets are memorized."""
     g = np.asarray(targets)
-    w = np.asarray(weights, dtype=np.float64)
+    w = [ball_entry(x) for x in weights]  # exact numbers or the prior's balls (never a float64 copy)
     G = sorted(set(g.tolist()))
     k = len(G)
     holds, checked = True, 0
@@ -72,8 +72,8 @@ def ordering_floor(targets, weights) -> dict:
             winners = sum(1 for r in ranks if (r == top and ranks.count(top) == 1)
                           or (r == bottom and ranks.count(bottom) == 1 and top != bottom))
             holds &= winners <= 2
-    masses = sorted(sum(ball_entry(x) for x, gg in zip(w, g) if gg == t) for t in G)
-    total = sum((ball_entry(x) for x in w), arb(0))
+    masses = sorted((sum((x for x, gg in zip(w, g) if gg == t), arb(0)) for t in G), key=lambda m: float(m.mid()))
+    total = sum(w, arb(0))
     short = masses[:max(0, k - 2)]
     floor = arb(2).log() * sum(short, arb(0)) / total
     return {"distinct targets": k, "orders_checked": checked, "holds": bool(holds),
@@ -83,7 +83,9 @@ def ordering_floor(targets, weights) -> dict:
 
 def shared_logits_floor(groups, weights, conditionals, *, balls=None) -> arb:
     """A floor of d_KL when the sequences of each group share their logits; ``balls`` = (prior balls,
-    conditional balls) of the instance (the values the data stand for; default: the floats, exact)."""
+    conditional balls) of the instance (the values the data stand for; default: the floats, exact).  The
+    point-mass floor applies to rows whose balls are exactly 0 and 1 (a float row 0/1 as stored stands for
+    rows that are not point masses: it gets the Gibbs floor, in balls)."""
     w = [ball_entry(x) for x in weights] if balls is None else list(balls[0])
     Pb = np.asarray(conditionals) if balls is None else balls[1]
     total = sum(w[1:], w[0])
@@ -92,7 +94,9 @@ def shared_logits_floor(groups, weights, conditionals, *, balls=None) -> arb:
         if len(idx) < 2:
             continue
         P = np.asarray(conditionals)[list(idx)]
-        if np.all((P == 0) | (P == 1)):  # point masses
+        exact01 = all(ball_entry(Pb[i, j]).is_zero() or ball_entry(Pb[i, j]) == 1
+                      for i in idx for j in range(P.shape[1]))
+        if exact01:  # point masses, exactly
             tg = np.argmax(P, axis=1)
             by_target = {}
             for i, t in zip(idx, tg):

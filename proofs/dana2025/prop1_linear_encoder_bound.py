@@ -69,7 +69,7 @@ def random_aot_weights(N: int, S: int, d: int, d_h: int, H: int, seed: int) -> A
 def linear_class_lower(inst) -> tuple[arb, str]:
     """A certified lower bound of d_KL(pi, L(N, S, d)) (0 unless d = 1 and >= 3 distinct targets)."""
     if inst.d == 1 and inst.is_table and len(set(inst.targets.tolist())) >= 3:
-        fl = ordering_floor(inst.targets, inst.weights)
+        fl = ordering_floor(inst.targets, inst.prior_balls())
         if fl["holds"]:
             return fl["floor"], "d = 1 ordering floor: ln 2 * (mass of the lightest of all but two targets)"
     return arb(0), "KL >= 0"

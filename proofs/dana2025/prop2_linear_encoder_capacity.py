@@ -86,12 +86,13 @@ def part_a_dkl(inst, lam: float = 40.0, *, prec: int = 128) -> arb:
     with workprec(prec):
         acc, total = arb(0), arb(0)
         # the claim is for EVERY pi (sympy: softmax(P log p) = p); the balls check one genuine pi of the data:
-        # p / sum p exactly (read at precision, the box's independent entries would blur a KL of exactly 0)
-        exact = inst.replace(unit_roundoff=0)
+        # the stored values, rows normalized exactly (read at precision, the box's independent entries would
+        # blur a KL of exactly 0)
+        exact = inst.exact_reading()
         P, W = exact.conditional_balls(), exact.prior_balls()
+        Q = exact.cond_numbers.rationals
         for t in range(inst.T0):
-            p = inst.conditionals[t]
-            logits = [P[t, j].log() if x > 0 else arb(-lam) for j, x in enumerate(p)]
+            logits = [P[t, j].log() if x > 0 else arb(-lam) for j, x in enumerate(Q[t].tolist())]
             w = W[t]
             acc += w * kl_ball(list(P[t]), logits)
             total += w
@@ -157,7 +158,8 @@ def check_dana_prop2(instance, *, prec: int = 128, seed: int = 0, part: str | No
         holds = Decision.TRUE if proof.holds and consistent is Decision.TRUE else Decision.UNDECIDED
         return conclude("dana_prop2", holds, claimed=claimed,
                         measured={"d_KL(pi, f) at lambda = 40 (ball upper bound)": upper(value),
-                                  "zeros in the conditionals": int(np.sum(inst.conditionals == 0))},
+                                  "zeros in the conditionals": int(sum(x == 0 for x in
+                                                                       inst.cond_numbers.rationals.reshape(-1)))},
                         hypotheses=hyps, certified=holds is Decision.TRUE, method="sympy + arb balls",
                         prec_bits=prec, certificates=[proof.to_dict()],
                         trail=[Step("W = [e_j - e_N] spans 1^perp; E(t) = coordinates of P log pi_t (-lambda off "

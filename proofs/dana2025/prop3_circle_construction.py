@@ -18,7 +18,9 @@ lambda >= ln((N-1)/eta)/m.
 
 Checks
 ------
-1. Hypotheses: Assumption 1 (exact), d >= 2.
+1. Hypotheses: Assumption 1 (exact: integer targets, or exact rows; float
+   rows 0/1 as stored are undecided at the data's precision: inconclusive),
+   d >= 2.
 2. For eta = 1e-2, 1e-6, 1e-12: lambda(eta) and d_KL(pi, f_lambda) in Arb,
    certified <= log(1 + (N-1) e^{-lambda m}) <= eta; sympy: the bound -> 0.
 3. Variants: ``rate=True`` checks the claimed rate d_KL <= (N-1) e^{-lambda}
@@ -48,10 +50,12 @@ from flint import arb, fmpq
 
 from verifier.arith.compare import Decision, certainly_less, certainly_less_equal, upper, workprec
 from verifier.data.sequences import from_sequences
+from verifier.model.aot_balls import ball_entry
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.refutations import Refutation
 from verifier.statements.registry import construction, negative_control, statement
 
+from .data_hypotheses import METHOD, assumption1, undecided, undecided_reason
 from .kl_lower_bounds import ordering_floor
 
 __all__ = ["check_dana_prop3", "rational_circle_points", "circle_dkl"]
@@ -80,15 +84,15 @@ def circle_dkl(targets, weights, lam, *, gram=None, N: int | None = None) -> arb
     default: the verbatim cos(2 pi (j-g)/N))."""
     lam = arb(lam)
     acc, total = arb(0), arb(0)
-    for g, w in zip(np.asarray(targets).tolist(), np.asarray(weights).tolist()):
+    for g, w in zip(np.asarray(targets).tolist(), list(weights)):
         s = arb(1)
         for j in range(N if gram is None else len(gram)):
             if j == g:
                 continue
             inner = arb(gram[j][g]) if gram is not None else arb(fmpq(2 * (j - g), N)).cos_pi()
             s += (-lam * (1 - inner)).exp()
-        acc += arb(w) * s.log()
-        total += arb(w)
+        acc += ball_entry(w) * s.log()
+        total += ball_entry(w)
     return acc / total
 
 
@@ -120,17 +124,19 @@ def check_dana_prop3(instance, *, prec: int = 128, seed: int = 0, rate: bool = F
                      require_d2: bool = True, **options) -> Evidence:
     inst = instance
     N, d = inst.N, inst.d
-    hyps = [Hypothesis("Assumption 1 (point masses)", "certified" if inst.is_table else "refuted",
-                       "every conditional is 0/1 with one 1" if inst.is_table else "a conditional is not a point mass")]
+    hyps = [assumption1(inst)]
     if require_d2:
         hyps.append(Hypothesis("d >= 2", "certified" if d >= 2 else "refuted", f"d = {d}"))
-    g, w = inst.targets, inst.weights
+    g = inst.targets
+    if undecided(hyps[0]):  # float rows 0/1 as stored: point masses at some points of their intervals only
+        return conclude("dana_prop3", Decision.UNDECIDED, claimed="d_KL(pi, L) = 0", measured={}, hypotheses=hyps,
+                        reason=undecided_reason(hyps, "d_KL(pi, L) = 0"), method=METHOD)
     if not inst.is_table:  # the construction fits point masses: nothing to say about other priors
         return conclude("dana_prop3", Decision.UNDECIDED, claimed="d_KL(pi, L) = 0", measured={}, hypotheses=hyps,
                         reason="Assumption 1 fails: the conditionals are not point masses")
     if rate:
         with workprec(prec):
-            value = circle_dkl(g, w, lam, N=N)
+            value = circle_dkl(g, inst.prior_balls(), lam, N=N)
             claim = arb(N - 1) * arb(-lam).exp()
             dec = certainly_less_equal(value, claim)
         return conclude("dana_prop3", dec, claimed=f"rate: d_KL(pi, f_lambda) <= (N-1) e^-lambda at lambda = {lam}",
@@ -139,7 +145,7 @@ def check_dana_prop3(instance, *, prec: int = 128, seed: int = 0, rate: bool = F
                         method="arb balls", prec_bits=prec, refutation=RATE,
                         trail=[Step("verbatim W_j = (cos 2 pi j/N, sin 2 pi j/N), E(t) = W_g", "App. A.5", {"N": N})])
     if d < 2:
-        fl = ordering_floor(g, w)
+        fl = ordering_floor(g, inst.prior_balls())
         dec = Decision.FALSE if fl["holds"] and fl["floor"] > 0 else Decision.UNDECIDED
         return conclude("dana_prop3", dec, claimed="d_KL(pi, L) = 0", hypotheses=hyps, certified=True,
                         measured={"d_KL(pi, L) >= (d = 1 ordering floor)": str(fl["floor"])}, method="exact ordering",
@@ -156,7 +162,7 @@ def check_dana_prop3(instance, *, prec: int = 128, seed: int = 0, rate: bool = F
     with workprec(prec):
         for eta in ETAS:
             lam_eta = math.ceil(math.log((N - 1) / eta) / float(m) * 1.0001 + 1)
-            value = circle_dkl(g, w, lam_eta, gram=G)
+            value = circle_dkl(g, inst.prior_balls(), lam_eta, gram=G)
             bound = (1 + arb(N - 1) * (-arb(lam_eta) * arb(m)).exp()).log()
             d1, d2 = certainly_less_equal(value, bound), certainly_less(bound, arb(eta))
             how = "balls"

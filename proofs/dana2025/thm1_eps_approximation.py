@@ -55,32 +55,65 @@ from verifier.arith.balls import ball_max, to_arb_mat
 from verifier.arith.compare import Decision, certainly_less_equal, upper, workprec
 from verifier.arith.exact import to_fmpq_mat
 from verifier.data.instances import rng_for
+from verifier.data.sequence_reading import probability_bounds
 from verifier.model.aot_balls import BallAoT, ball_entry, dkl_ball, logits_ball
+from verifier.statements.at_precision import UNDECIDED
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
+from .data_hypotheses import assumption2
 from .exact_route import build_route
 from .prop1_linear_encoder_bound import random_aot_weights
 
-__all__ = ["check_dana_thm1_eps", "heaviest_sequences", "footnote8", "rational_orthogonal"]
+__all__ = ["check_dana_thm1_eps", "heaviest_sequences", "t_eps_hypothesis", "footnote8", "rational_orthogonal"]
 
 DEFAULT_EPS = 0.25
 
 
+def _q(x) -> Fraction:
+    return Fraction(int(x.p), int(x.q)) if hasattr(x, "q") else Fraction(x)
+
+
 def heaviest_sequences(weights, eps: float) -> np.ndarray:
     """The T_eps heaviest sequences: the shortest prefix (by weight) with mass > 1 - eps, in exact
-    rationals (no overflow at weights near 1e308, no rounding at a mass of exactly 1 - eps)."""
-    w = np.asarray(weights, dtype=np.float64)
-    order = np.argsort(-w, kind="stable")
-    exact = [Fraction(float(x)) for x in w[order]]
+    rationals (weights as given: integers of any width, decimals, floats; no overflow at weights near 1e308,
+    no rounding at a mass of exactly 1 - eps)."""
+    exact = [_q(x) for x in weights]
+    order = sorted(range(len(exact)), key=lambda i: (-exact[i], i))
     total, need = sum(exact, Fraction(0)), 1 - Fraction(eps)
     mass = Fraction(0)
-    for k, x in enumerate(exact, 1):
-        mass += x
+    for k, i in enumerate(order, 1):
+        mass += exact[i]
         if mass > need * total:
-            return np.sort(order[:k])
-    return np.sort(order)
+            return np.sort(np.array(order[:k], dtype=np.int64))
+    return np.arange(len(exact))
+
+
+def t_eps_hypothesis(inst, eps: float, X: int) -> Hypothesis:
+    """"T_eps <= H d_h + d" over every prior the weights stand for: certified when the stored order's X
+    heaviest carry mass > 1 - eps at every point (min: their lower ends against the others' upper ends),
+    refuted when no X of them can (max: the X largest upper ends against the others' smallest lower ends)."""
+    name = "T_eps <= H d_h + d"
+    stored = heaviest_sequences(inst.prior_rationals(), eps)
+    detail = f"T_eps = {len(stored)} (eps = {eps}), H d_h + d = {X}"
+    numbers = inst.prior_numbers
+    if numbers.exact or X >= inst.T0:
+        return Hypothesis(name, "certified" if len(stored) <= X else "refuted", detail)
+    lo, hi, _, _ = probability_bounds(numbers)
+    lo, hi = [_q(x) for x in lo.tolist()], [_q(x) for x in hi.tolist()]
+    need = 1 - Fraction(eps)
+    top = sorted(range(inst.T0), key=lambda i: (-_q(inst.prior_rationals()[i]), i))[:X]
+    low_mass = sum(lo[i] for i in top)
+    if low_mass > need * (low_mass + sum(hi[i] for i in range(inst.T0) if i not in set(top))):
+        return Hypothesis(name, "certified", f"{detail} as stored; T_eps <= {X} at every point of the weights' "
+                                             "intervals")
+    H_X, L_X = sum(sorted(hi)[-X:]), sum(sorted(lo)[-X:])
+    if H_X <= need * (H_X + sum(lo) - L_X):
+        return Hypothesis(name, "refuted", f"{detail} as stored; T_eps > {X} at every point of the weights' "
+                                           "intervals")
+    return Hypothesis(name, "evidence", f"{UNDECIDED}: {detail} as stored; other points of the weights' "
+                                        "intervals give other T_eps")
 
 
 def rational_orthogonal(n: int, seed: int) -> fmpq_mat:
@@ -140,12 +173,9 @@ def check_dana_thm1_eps(instance, *, prec: int = 128, seed: int = 0, claim: str 
                         certified=True, method="exact rationals", refutation=FOOTNOTE8,
                         reason=f"det(P1 V P1^T) = {res['det(P1 V P1^T)']}" if res["decision"] is Decision.FALSE else "")
     eps = DEFAULT_EPS if inst.eps is None else float(inst.eps)
-    rows = heaviest_sequences(inst.weights, eps)
+    rows = heaviest_sequences(inst.prior_rationals(), eps)
     X = inst.H * inst.d_h + inst.d
-    hyps = [Hypothesis("Assumption 2 (positive conditionals)", "certified" if inst.is_positive else "refuted",
-                       inst.kind),
-            Hypothesis("T_eps <= H d_h + d", "certified" if len(rows) <= X else "refuted",
-                       f"T_eps = {len(rows)} (eps = {eps}), H d_h + d = {X}"),
+    hyps = [assumption2(inst), t_eps_hypothesis(inst, eps, X),
             Hypothesis("d_h <= d", "certified" if inst.d_h <= inst.d else "refuted", f"d_h = {inst.d_h}")]
     rng = rng_for(seed, "dana_thm1_eps.f")
     W, E = rng.integers(-8, 9, (inst.N, inst.d)) / 8, rng.integers(-8, 9, (inst.d, inst.T0)) / 8

@@ -24,7 +24,13 @@ Checks
 2. The right-hand side in balls, over every distribution the data stand
    for (a file's floats at their precision: verifier.data.sequence_reading;
    b >= 0 and the RHS has the sign of 1 - 2C for every distribution, and
-   the balls are cut there).  (T1) Without C < 1/2 (d > 128 ln(N+1)),
+   the balls are cut there; a row whose mode is not the same for every
+   distribution gets the union over its possible modes).  A term's limit 0
+   (a point mass, a uniform row) is used for exact rows only: a float row
+   0/1 or equal as stored stands for rows that are neither (float16
+   (1, 0, 0) for (1 - 2^-26, 2^-26, 0)), whose terms are computed in balls;
+   where that leaves the sign open the verdict is inconclusive, naming
+   --exact-input.  (T1) Without C < 1/2 (d > 128 ln(N+1)),
    1 - 2C < 0 and the RHS is negative for every non-uniform,
    non-deterministic pi: certainly negative < 0 <= d_KL(pi, L): refuted
    (the message states C against 1/2).
@@ -58,14 +64,15 @@ from flint import arb
 from verifier.arith.compare import Decision, certainly_less, certainly_less_equal, lower, upper, workprec
 from verifier.data.instances import rng_for
 from verifier.data.sequences import from_sequences
-from verifier.model.aot_balls import kl_ball
+from verifier.model.aot_balls import kl_ball, xlogx_ball
+from verifier.statements.at_precision import REMEDY, UNDECIDED
 from verifier.statements.evidence import Evidence, Step, conclude
 from verifier.statements.refutations import Refutation
 from verifier.statements.registry import negative_control, statement
 
 from .capacity_bounds import linear_class_upper
 
-__all__ = ["check_dana_thm2", "gram_construction", "entropy_bound"]
+__all__ = ["check_dana_thm2", "gram_construction", "entropy_bound", "mode_candidates"]
 
 
 def gram_construction(N: int, d: int, seed: int, tries: int = 20) -> tuple[np.ndarray, int, str]:
@@ -97,18 +104,23 @@ def _rest(pb, g: int) -> arb:
 
 
 def _entropy(pb, g: int | None = None) -> arb:
-    """-sum q log q over a row of balls (exact zeros contribute 0); the mode's log q_g as log1p(-(1 - q_g))."""
+    """-sum q log q over a row of balls (exact zeros contribute 0, a ball touching 0 its range: float zeros
+    read at their precision); the mode's log q_g as log1p(-(1 - q_g))."""
     g = max(range(len(pb)), key=lambda j: float(pb[j].mid())) if g is None else g
     rest = _rest(pb, g)
-    ent = -sum((x * x.log() for j, x in enumerate(pb) if j != g and not x.is_zero()), arb(0))
+    ent = -sum((xlogx_ball(x) for j, x in enumerate(pb) if j != g), arb(0))
     return ent - pb[g] * (-rest).log1p()
 
 
-def _limit_zero(inst, p) -> bool:
-    """Deterministic (one nonzero entry: [1e-170, 1.0] is not), or exactly uniform in an exact reading: the
-    term's limit is 0.  (A float-uniform row read
-    at precision stands for near-uniform rows too: its term is computed in balls.)"""
-    return bool(np.count_nonzero(p) == 1 or (not inst.unit_roundoff and np.all(p == p[0])))
+def _limit_zero(inst, t: int) -> bool:
+    """Deterministic (one nonzero entry: [1e-170, 1.0] is not) or exactly uniform, in an exact reading: the
+    term's limit is 0.  A row read at the data's precision stands for rows that are neither (a float 0 for
+    small positive values, equal floats for unequal values): its term is computed in balls."""
+    numbers = inst.cond_numbers
+    if not numbers.exact:
+        return False
+    p = numbers.rationals[t].tolist()
+    return sum(1 for x in p if x != 0) == 1 or all(x == p[0] for x in p)
 
 
 def entropy_bound(inst, C: arb) -> tuple[arb, list]:
@@ -119,26 +131,39 @@ def entropy_bound(inst, C: arb) -> tuple[arb, list]:
     P = inst.conditional_balls()
     total = sum(ws[1:], ws[0])
     acc, rows, parts = arb(0), [], []
+    modes = inst.targets
     for t, w in enumerate(ws):
         p = inst.conditionals[t]
-        g = int(np.argmax(p))
-        if _limit_zero(inst, p):
+        g = int(modes[t])
+        if _limit_zero(inst, t):
             rows.append((float(p[g]), None, 0.0))
             continue
         pb = list(P[t])
-        ent = _entropy(pb, g)
-        rest = _rest(pb, g)
-        tv = sum((abs(pb[j] / rest - arb(1) / (N - 1)) for j in range(N) if j != g), arb(0)) / 2
-        term = rest * (1 + 2 * C + C * tv) / (1 - 2 * C) * _b(ent, N)
+        term = ent = None
+        for m in mode_candidates(inst, pb, g):  # the mode of every distribution the row stands for is one of them
+            e = _entropy(pb, m)
+            rest = _rest(pb, m)
+            tv = sum((abs(pb[j] / rest - arb(1) / (N - 1)) for j in range(N) if j != m), arb(0)) / 2
+            x = rest * (1 + 2 * C + C * tv) / (1 - 2 * C) * _b(e, N)
+            term, ent = (x, e) if term is None else (term.union(x), ent.union(e))
         acc += w * term
         parts.append(w * term)
         rows.append((float(p[g]), float(ent.mid()), float(term.mid())))
     return _signed(acc / total, 1 - 2 * C), rows, _negative_by_terms(parts, total, 1 - 2 * C)
 
 
+def mode_candidates(inst, pb, g: int) -> list[int]:
+    """The tokens that can be the mode g(t) of a distribution the row stands for: the stored argmax ``g``
+    (an exact row: the first of ties, the paper's g), and for a row read at the data's precision every j
+    whose ball is not certainly below q_g's."""
+    if inst.cond_numbers.exact:
+        return [g]
+    return [g] + [j for j in range(len(pb)) if j != g and not pb[j] < pb[g]]
+
+
 def _shown(rhs: arb) -> str:
     if certainly_less(rhs, arb(0)) is Decision.TRUE:
-        return f"{float(rhs.mid()):.3g}"
+        return f"{float(rhs.mid()):.3g}" if float(rhs.mid()) != 0 else rhs.str(3)  # below float64's range
     return f"in {rhs.str(3, radius=True)} (every term <= 0, one certainly < 0)"
 
 
@@ -160,10 +185,10 @@ def _signed(rhs: arb, scale: arb) -> arb:
 
 def _data_precision_is_the_cause(inst, C: arb, prec: int) -> bool:
     """Whether the same RHS on the floats read as exact rationals (p / sum p) has a decided sign."""
-    if not inst.unit_roundoff:
+    if not inst.at_precision:
         return False
     with workprec(prec):
-        exact, _, negative = entropy_bound(inst.replace(unit_roundoff=0), C)
+        exact, _, negative = entropy_bound(inst.exact_reading(), C)
         return negative or certainly_less_equal(arb(0), exact) is Decision.TRUE or \
             certainly_less(exact, arb(0)) is Decision.TRUE
 
@@ -187,9 +212,10 @@ def construction_dkl(inst, S: np.ndarray, den: int) -> tuple[arb, list]:
     P = inst.conditional_balls()
     total = sum(ws[1:], ws[0])
     acc, lams = arb(0), []
+    modes = inst.targets
     for t, w in enumerate(ws):
         p = inst.conditionals[t]
-        g = int(np.argmax(p))
+        g = int(modes[t])
         col = S @ S[g]
         ent = float(-np.sum(p[p > 0] * np.log(p[p > 0])))
         # a point mass (entropy 0) wants lambda -> infinity; a uniform row lambda = 0 (uniform logits: KL 0)
@@ -243,7 +269,7 @@ def check_dana_thm2(instance, *, prec: int = 128, seed: int = 0, claim: str = "b
     T3 = all(G[j, k] < G[k, k] for j in range(N) for k in range(N) if j != k)
     trail.append(Step("(T3) lambda(t) exists iff W_j.W_g < ||W_g||^2 for every j != g (exact)", "T3", {"holds": T3}))
     claimed = "d_KL(pi, L) <= E_t[(1-pi_g)(1+2C+C d_TV)/(1-2C) log((N-1)/(e^{-H}-1))], C = sqrt(32 log(N+1)/d)"
-    measured = {"C": float(C.mid()), "RHS": float(rhs.mid()), "Gram error <= C": gram_ok.value}
+    measured = {"C": float(C.mid()), "RHS": float(rhs.mid()) if rhs.is_finite() else str(rhs), "Gram error <= C": gram_ok.value}
     if gram_ok is not Decision.TRUE:
         return conclude("dana_thm2", Decision.UNDECIDED, claimed=claimed, measured=measured, trail=trail,
                         reason="no sign matrix with ||W W^T - I||_inf <= C found (decides nothing)")
@@ -260,29 +286,38 @@ def check_dana_thm2(instance, *, prec: int = 128, seed: int = 0, claim: str = "b
     why_undecided = "the construction's d_KL is above the RHS: d_KL(pi, L) may still be below it (inconclusive)"
     if up is not None and up["attained"] or (up is not None and all(r[2] == 0.0 for r in rows)):
         decision = certainly_less_equal(arb(up["value"]), rhs)
+        with workprec(prec):
+            if decision is Decision.UNDECIDED and up["value"] == 0 and certainly_less(2 * C, arb(1)) is Decision.TRUE:
+                decision = Decision.TRUE  # 1 - 2C > 0: every term >= 0 for every distribution, whatever its ball
         measured["d_KL(pi, L) <="] = up["value"]
         trail.append(Step("d_KL(pi, L) = 0 (Prop. 2(a) / Prop. 3)", "dana_prop2/3", {"why": up["why"]}))
         why_undecided = (f"the RHS ball {rhs.str(5, radius=True)} meets d_KL(pi, L) = {up['value']}: its sign is not "
-                         "decided " + ("for every distribution the data stand for (the floats read as exact rationals "
-                                       "would decide it: --prec cannot)" if _data_precision_is_the_cause(inst, C, prec)
+                         "decided " + (f"for every distribution the data stand for ({UNDECIDED}: the stored values "
+                                       "read as exact rationals would decide it; --exact-input if they are exact, "
+                                       "--prec cannot)" if _data_precision_is_the_cause(inst, C, prec)
                                        else "at this working precision: raise --prec"))
     else:
         with workprec(prec):
             val, lams = construction_dkl(inst, S, den)
             decision = certainly_less_equal(val, rhs)
         measured["d_KL(pi, f) <="] = upper(val)
-        T4 = max(lam * float(np.max(np.delete(S @ S[int(np.argmax(inst.conditionals[t]))], int(np.argmax(
-            inst.conditionals[t]))))) / den for t, lam in enumerate(lams))
+        modes = inst.targets
+        T4 = max(lam * float(np.max(np.delete(S @ S[int(modes[t])], int(modes[t])))) / den
+                 for t, lam in enumerate(lams))
         trail.append(Step("f: E(t) = lambda(t) W_g, d_KL(pi, f) in balls", "Thm. 2 construction",
                           {"lambda": lams[:8], "d_KL(pi,f)": str(val), "(T4) max f(t)_j, j != g": T4}))
         if decision is Decision.FALSE:
             decision = Decision.UNDECIDED  # an upper bound of d_KL(pi, L) above the RHS refutes nothing
+        if decision is Decision.UNDECIDED and inst.at_precision and (not rhs.is_finite() or not val.is_finite()):
+            why_undecided = (f"{UNDECIDED}: the rows stand for distributions whose terms the balls cannot bound "
+                             "together (a float 0 or 1 as stored stands for small positive values and values below "
+                             f"1: entropies near 0, where the bound's log has no finite ball); {REMEDY}")
     trail.append(Step("(T5) simpler bound: E[(1-pi_g) b(H)] <= E[1-pi_g] b(E H)?", "T5", jensen_step(inst)))
     return conclude("dana_thm2", decision, claimed=claimed, measured=measured, certified=decision is not Decision.UNDECIDED,
                     refutation=BELOW_DKL,
                     method="exact Gram + arb balls", prec_bits=prec,
-                    margin=max(lower(rhs), 0.0) if decision is Decision.TRUE else lower(rhs), trail=trail,
-                    reason="" if decision is Decision.TRUE else why_undecided)
+                    margin=max(lower(rhs), 0.0) if decision is Decision.TRUE else lower(rhs) if rhs.is_finite() else None,
+                    trail=trail, reason="" if decision is Decision.TRUE else why_undecided)
 
 
 # registered after the def (not as a decorator): mutmut 3 mutates plain functions only
@@ -304,7 +339,9 @@ def t4_step(inst, *, seed: int = 0, prec: int = 128) -> dict:
         P = inst.conditional_balls()
         for t in range(inst.T0):
             p = inst.conditionals[t]
-            g = int(np.argmax(p))
+            g = int(inst.targets[t])
+            if len(mode_candidates(inst, list(P[t]), g)) > 1:
+                continue  # the step is about g(t): a row whose mode is not certain is skipped
             ent_f = float(-np.sum(p[p > 0] * np.log(p[p > 0])))
             if not 0 < ent_f < math.log(inst.N) - 1e-12 or any(G[j, g] >= G[g, g] for j in range(inst.N) if j != g):
                 continue
@@ -329,14 +366,17 @@ def jensen_step(inst) -> dict:
     N = inst.N
     ws, rests, ents = [], [], []
     P, W = inst.conditional_balls(), inst.prior_balls()
+    modes = inst.targets
     for t in range(inst.T0):
-        p = inst.conditionals[t]
-        if _limit_zero(inst, p):
+        if _limit_zero(inst, t):
             continue
         pb = list(P[t])
+        if len(mode_candidates(inst, pb, int(modes[t]))) > 1:
+            return {"applies": False, "why": f"sequence {t}: the mode is not the same for every distribution the "
+                                             "row stands for"}
         ws.append(W[t])
-        rests.append(_rest(pb, int(np.argmax(p))))
-        ents.append(_entropy(pb, int(np.argmax(p))))
+        rests.append(_rest(pb, int(modes[t])))
+        ents.append(_entropy(pb, int(modes[t])))
     if len(ws) < 2:
         return {"applies": False}
     total = sum(ws[1:], ws[0])

@@ -66,6 +66,7 @@ OPTIONS = InstanceOptions(
     make=make_token_instance,
     load=load_token_sequences,
     vary=vary_token_options,
+    from_data=("N", "S", "V", "d", "C"),  # the file's sizes (d and V from its embeddings; without them, d is the option)
 )
 
 PAPER = register_paper(

@@ -141,7 +141,14 @@ def _check_against_data(args, inst) -> None:
         if v is not None and hasattr(inst, key) and getattr(inst, key) != v:
             raise InvalidInstance(f"{flag} {v} conflicts with --data {Path(args.data).name}, which has "
                                   f"{key} = {getattr(inst, key)}")
-    for key, flag in (("context", "--context"), ("degenerate", "--degenerate")):
+    own = registry.instance_options(args.id)  # a paper's own options: which ones the file determines
+    for key in own.from_data if own else ():
+        v = getattr(args, key, None)
+        if v is not None and getattr(inst, key) != v:
+            raise InvalidInstance(f"{_flag_of(key)} {v} conflicts with --data {Path(args.data).name}, which has "
+                                  f"{key} = {getattr(inst, key)}")
+    for key, flag in (("context", "--context"), ("degenerate", "--degenerate"),
+                      *((k, _flag_of(k)) for k in (own.draws if own else ()))):
         if getattr(args, key, None) is not None:
             raise InvalidInstance(f"{flag} draws generated data; it does not apply to --data")
 

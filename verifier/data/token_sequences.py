@@ -11,12 +11,19 @@ only VALIDATES the format; the papers' hypotheses (token-wise separatedness,
 no duplicated sequence with conflicting labels, distinct ids) are properties
 of the data that a checker reports as hypotheses-unmet, not bad input.
 
-User files (``--data file.npz|.json``): ``sequences`` (N, n) token ids in
-[0, V), ``labels`` (N,) integers >= 0; optional ``token_labels`` (N, n)
-(sequence-to-sequence labels), ``embeddings`` (V, d)
-integers (default: the generated embedding for V, d and the seed) and
-``ids`` (N,) integers (default: 0, 4, 8, ...).  Bad input is one line of
-:class:`~verifier.errors.InvalidInstance`.
+User files (``--data file.npz|.json``, read by the one reader
+:func:`verifier.data.files.read_data_file`): ``sequences`` (N, n) token ids
+in [0, V), ``labels`` (N,) integers >= 0; optional ``token_labels`` (N, n)
+(sequence-to-sequence labels), ``embeddings`` (V, d) integers (default: the
+generated embedding for V, d and the seed) and ``ids`` (N,) integers
+(default: 0, 4, 8, ...).  Every array holds integers
+(:func:`verifier.data.integers.integer_values`): an integer dtype or JSON
+integers.  A float array is bad input, since a float stands for every real
+that rounds to it and two float ids (or embedding entries) may stand for
+the same integer: "distinct ids" or "token-wise separated" would be
+certified for the stored values only.  ``--exact-input`` says the floats
+are exact: then an integral float is that integer.  Bad input is one line
+of :class:`~verifier.errors.InvalidInstance`.
 
 >>> inst = make_token_instance(N=6, S=3, V=4, d=2, C=2, seed=0)
 >>> inst.sequences.shape, inst.embeddings.shape, inst.ids.shape
@@ -30,12 +37,15 @@ from pathlib import Path
 
 import numpy as np
 
-from verifier.data.sequences import read_named_arrays
+from verifier.data.files import read_data_file
+from verifier.data.integers import integer_values
 from verifier.errors import InvalidInstance
 
 #: |entries| of embeddings and ids: small enough that every int64 sum of a
 #: few hundred products stays exact (|x| < 2^40).
 MAX_ABS = 1 << 40
+#: the arrays of a data file: required, and optional
+FILE_ARRAYS = (("sequences", "labels"), ("token_labels", "embeddings", "ids"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,20 +105,15 @@ def _positive_int(name, v, minimum=1) -> int:
     return int(v)
 
 
-def _int_array(name, a, ndim: int) -> np.ndarray:
-    try:
-        a = np.asarray(a)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInstance(f"'{name}' is not an integer array: {exc}") from None
+def _int_array(name, a, ndim: int, exact: bool) -> np.ndarray:
+    """Integers of magnitude < 2^40 (compared exactly, never through float64), as int64."""
+    a = integer_values(name, a, exact=exact)
     if a.ndim != ndim or a.size == 0:
         raise InvalidInstance(f"'{name}' must be a non-empty {ndim}-d array, got shape {a.shape}")
-    if a.dtype.kind == "f":
-        if not np.all(np.isfinite(a)) or not np.all(a == np.round(a)):
-            raise InvalidInstance(f"'{name}' must hold integers (scale rationals to a common denominator)")
-    elif a.dtype.kind not in "iu":
-        raise InvalidInstance(f"'{name}' must hold integers, got dtype {a.dtype}")
-    if np.any(np.abs(a.astype(np.float64)) >= MAX_ABS):
-        raise InvalidInstance(f"'{name}' has an entry of magnitude >= 2^40")
+    flat = a.reshape(-1).tolist()
+    if max(abs(min(flat)), abs(max(flat))) >= MAX_ABS:
+        raise InvalidInstance(f"'{name}' has an entry of magnitude >= 2^40 (the constructions' integer sums "
+                              "must stay exact in int64)")
     return a.astype(np.int64)
 
 
@@ -125,16 +130,18 @@ def default_embeddings(V: int, d: int, seed: int = 0) -> np.ndarray:
 
 def from_arrays(sequences, labels, *, embeddings=None, ids=None, V: int | None = None, d: int = 2,
                 C: int | None = None, d_h: int = 1, seed: int = 0, kind: str = "user",
-                source: str = "arrays", token_labels=None) -> TokenInstance:
-    """Validate the format (shapes, integer entries, ids in range); the data's hypotheses are the checkers'."""
-    seqs = _int_array("sequences", sequences, 2)
-    lab = _int_array("labels", labels, 1)
+                source: str = "arrays", token_labels=None, exact: bool = True) -> TokenInstance:
+    """Validate the format (shapes, integer entries, ids in range); the data's hypotheses are the checkers'.
+    ``exact``: an integral float is that integer (arrays handed over in Python, ``--exact-input``); else a
+    float array is bad input (a user's file read by its dtype)."""
+    seqs = _int_array("sequences", sequences, 2, exact)
+    lab = _int_array("labels", labels, 1, exact)
     N = seqs.shape[0]
     if lab.shape != (N,):
         raise InvalidInstance(f"'labels' must have N = {N} entries, got shape {lab.shape}")
     if lab.min() < 0:
         raise InvalidInstance("labels must be integers >= 0")
-    tok = None if token_labels is None else _int_array("token_labels", token_labels, 2)
+    tok = None if token_labels is None else _int_array("token_labels", token_labels, 2, exact)
     if tok is not None and (tok.shape != seqs.shape or tok.min() < 0):
         raise InvalidInstance(f"'token_labels' must be integers >= 0 of the sequences' shape {seqs.shape}")
     top = max(int(lab.max()), -1 if tok is None else int(tok.max()))
@@ -145,10 +152,10 @@ def from_arrays(sequences, labels, *, embeddings=None, ids=None, V: int | None =
         V = int(seqs.max()) + 1 if V is None else _positive_int("V", V)
         emb = default_embeddings(V, _positive_int("d", d), seed)
     else:
-        emb = _int_array("embeddings", embeddings, 2)
+        emb = _int_array("embeddings", embeddings, 2, exact)
     if seqs.min() < 0 or seqs.max() >= emb.shape[0]:
         raise InvalidInstance(f"token ids must lie in [0, V) = [0, {emb.shape[0]}), found {seqs.min()}..{seqs.max()}")
-    sid = 4 * np.arange(N, dtype=np.int64) if ids is None else _int_array("ids", ids, 1)
+    sid = 4 * np.arange(N, dtype=np.int64) if ids is None else _int_array("ids", ids, 1, exact)
     if sid.shape != (N,):
         raise InvalidInstance(f"'ids' must have N = {N} entries, got shape {sid.shape}")
     return TokenInstance(_frozen(seqs), _frozen(lab), _frozen(emb), _frozen(sid), C,
@@ -186,14 +193,17 @@ def make_token_instance(*, N: int = 8, S: int = 3, V: int = 5, d: int = 2, C: in
                        source="generated")
 
 
-def load_token_sequences(path, *, d: int = 2, d_h: int | None = None, seed: int = 0, **_ignored) -> TokenInstance:
-    """A dataset from ``.npz`` or ``.json`` (see the module docstring); C = the largest label + 1."""
+def load_token_sequences(path, *, d: int = 2, d_h: int | None = None, seed: int = 0, exact_input: bool = False,
+                         **_ignored) -> TokenInstance:
+    """A dataset from ``.npz`` or ``.json`` (see the module docstring); C = the largest label + 1, V = the
+    embeddings' rows (without embeddings: the largest token id + 1).  ``exact_input``: integral floats are
+    the integers they encode (``--exact-input``); otherwise a float array is bad input."""
     p = Path(path)
-    arrays = read_named_arrays(path, ("sequences", "labels"), "sequences and labels")
-    return from_arrays(arrays["sequences"], arrays["labels"], embeddings=arrays.get("embeddings"),
-                       ids=arrays.get("ids"), token_labels=arrays.get("token_labels"), d=d, C=None,
-                       d_h=1 if d_h is None else d_h, seed=seed,
-                       kind="user", source=f"file:{p.name}")
+    f = read_data_file(p, required=FILE_ARRAYS[0], optional=FILE_ARRAYS[1], exact_input=exact_input)
+    return from_arrays(f.values("sequences"), f.values("labels"), embeddings=f.values("embeddings"),
+                       ids=f.values("ids"), token_labels=f.values("token_labels"), d=d, C=None,
+                       d_h=1 if d_h is None else d_h, seed=seed, kind="user", source=f"file:{p.name}",
+                       exact=exact_input)
 
 
 def vary_token_options(base: dict, rng: np.random.Generator) -> dict:

@@ -28,7 +28,7 @@ from verifier.errors import InvalidInstance
 from verifier.model.aot import AoTWeights
 
 __all__ = ["to_ball", "BallAoT", "softmax_ball", "log_sum_exp_ball", "attention_outputs_ball",
-           "residual_ball", "logits_ball", "kl_ball", "dkl_ball", "margins_ball", "ball_entry"]
+           "residual_ball", "logits_ball", "xlogx_ball", "kl_ball", "dkl_ball", "margins_ball", "ball_entry"]
 
 
 def to_ball(A) -> arb_mat:
@@ -143,19 +143,43 @@ def logits_ball(tokens, p: BallAoT) -> arb_mat:
     return residual_ball(tokens, p) * p.W_U.transpose()
 
 
+def xlogx_ball(p) -> arb:
+    """x log x over a ball of probabilities (x >= 0: the part below 0 is cut).
+    An exact zero gives 0; a ball reaching down to 0 (a float zero read at
+    the data's precision: [0, h]) gives the range of x log x on [0, h]:
+    [h log h, 0] for h <= 1/e (x log x decreases there), [-1/e, max(0, h log h)]
+    beyond."""
+    p = ball_entry(p)
+    if p.is_zero():
+        return arb(0)
+    if p > 0:
+        return p * p.log()
+    h = p.upper()
+    if not h > 0:
+        return arb(0)  # the ball's nonnegative part is {0}
+    hlogh = h * h.log()
+    if h <= arb(-1).exp():
+        return hlogh.union(arb(0))
+    return (-arb(-1).exp()).union(hlogh).union(arb(0))
+
+
 def kl_ball(p_row, logit_row) -> arb:
-    """KL(p || softmax(logit)) = sum_{p_j > 0} p_j (log p_j - logit_j) + lse(logit).
-    ``p_row`` exact (floats, fmpq) or balls; a zero entry contributes 0 exactly
-    (it must be exactly zero: a ball touching 0 raises)."""
+    """KL(p || softmax(logit)) = sum_j p_j log p_j - p_j logit_j + lse(logit).
+    ``p_row`` exact (floats, fmpq) or balls; an exact zero contributes 0, a
+    ball touching 0 (a float zero read at its precision) its range
+    (:func:`xlogx_ball`)."""
     lse = log_sum_exp_ball(logit_row)
     total = arb(0)
     for pj, lj in zip(p_row, logit_row):
         pj = ball_entry(pj)
         if pj.is_zero():
             continue
-        if not pj > 0:
-            raise InvalidInstance("a conditional probability is not certainly positive")
-        total += pj * (pj.log() - lj)
+        if pj > 0:
+            total += pj * (pj.log() - lj)
+            continue
+        if pj.upper() < 0:
+            raise InvalidInstance("a conditional probability is negative")
+        total += xlogx_ball(pj) - pj * lj  # a ball touching 0: x log x over its nonnegative part
     return total + lse
 
 

@@ -56,14 +56,22 @@ class Flag:
 class InstanceOptions:
     """A paper's instance options: ``defaults`` (every key a checker of the
     paper may read), the CLI ``flags`` that set them, ``make(**options)`` that
-    draws an instance, ``load(path, **options)`` that reads one from a file,
-    and ``vary(base, rng)`` that draws a nearby option set for the report."""
+    draws an instance, ``load(path, exact_input=..., **options)`` that reads
+    one from a file (``exact_input``: ``--exact-input``), and ``vary(base,
+    rng)`` that draws a nearby option set for the report.
+
+    With a data file, ``from_data`` names the options the file determines
+    (each read off the instance's attribute of the same name: a given value
+    that differs is refused, never ignored) and ``draws`` the options that
+    only draw generated data (refused with a file)."""
 
     defaults: dict
     flags: tuple[Flag, ...]
     make: Callable
     load: Callable | None = None
     vary: Callable | None = None
+    from_data: tuple[str, ...] = ()
+    draws: tuple[str, ...] = ()
 
 
 @dataclass

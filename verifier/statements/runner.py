@@ -50,7 +50,7 @@ def build_instance(sid: str, *, data=None, exact_input: bool = False, **options)
         if data is not None:
             if own.load is None:
                 raise InvalidInstance(f"statement {sid!r} reads no data file")
-            return own.load(data, **opts)
+            return own.load(data, exact_input=exact_input, **opts)
         return own.make(**opts)
     if data is not None:
         return load_data(data, exact_input=exact_input, H=opts["H"], d_h=opts["d_h"], d_v=opts["d_v"],

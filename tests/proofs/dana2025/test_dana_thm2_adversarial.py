@@ -162,7 +162,7 @@ def test_a_tiny_term_alone_refutes_with_c_between_one_half_and_one(tmp_path):
     """[1e-170, 1.0] beside a near-uniform row read at float64 precision, C = 0.765 (d = 60, N = 2): the sum's
     ball straddles 0, the tiny row's term is certainly < 0 and every term has the sign of 1 - 2C < 0."""
     inst = from_sequences(np.array([[0, 0], [1, 1]]), N=2, conditionals=np.array([[1e-170, 1.0], [0.5, 0.5]]),
-                          d=60, H=1, d_h=1, kind="test", precision=Fraction(1, 2**53))
+                          d=60, H=1, d_h=1, kind="test", exact=False)
     assert 0.5 < mpmath.sqrt(32 * mpmath.log(3) / 60) < 1
     ev = check_dana_thm2(inst)
     assert ev.verdict == "refuted" and ev.certified
@@ -321,20 +321,17 @@ def test_an_undecided_sign_says_whether_the_data_or_the_precision_is_the_cause(t
     assert ev.margin < 0  # the RHS ball's lower end (C > 1/2: the ball is cut at 0 from above)
     assert check_dana_thm2(exact).verdict == "refuted"  # 128 bits decide it
     row = [0.5000000009313226, 0.4999999990686774]
-    read = from_sequences(np.array([[0, 0]]), N=2, conditionals=np.array([row]), d=2, H=1, d_h=1,
-                          precision=Fraction(1, 2**53))
+    read = from_sequences(np.array([[0, 0]]), N=2, conditionals=np.array([row]), d=2, H=1, d_h=1, exact=False)
     ev = check_dana_thm2(read)
     ball = ev.reason.split("the RHS ball ")[1].split(" meets")[0]
     assert ball.startswith("[+/- ") and ev.verdict == "inconclusive"
-    assert ev.reason == (f"the RHS ball {ball} meets d_KL(pi, L) = 0.0: its sign is not decided for every distribution "
-                         "the data stand for (the floats read as exact rationals would decide it: --prec cannot)")
+    assert ev.reason == f"the RHS ball {ball} meets d_KL(pi, L) = 0.0: its sign is not decided {DATA}"
 
 
 # ------------------------------------------------ which explanation an undecided sign gets (issue 17)
 def _read(row):
     """N = 2, d = 2 (C = 4.19 > 1/2, positive rows: d_KL(pi, L) = 0 by Prop. 2(a)), read at float64 precision."""
-    return from_sequences(np.array([[0, 0]]), N=2, conditionals=np.array([row]), d=2, H=1, d_h=1,
-                          precision=Fraction(1, 2**53))
+    return from_sequences(np.array([[0, 0]]), N=2, conditionals=np.array([row]), d=2, H=1, d_h=1, exact=False)
 
 
 def _c_ball(N, d, prec):
@@ -342,26 +339,28 @@ def _c_ball(N, d, prec):
         return (32 * thm2.arb(N + 1).log() / d).sqrt()
 
 
-DATA = "for every distribution the data stand for (the floats read as exact rationals would decide it: --prec cannot)"
+DATA = ("for every distribution the data stand for (undecided at the data's precision: the stored values read as exact "
+        "rationals would decide it; --exact-input if they are exact, --prec cannot)")
 PREC = "at this working precision: raise --prec"
 
 
 @pytest.mark.parametrize("prec", [64, 128])
 def test_an_exactly_uniform_float_row_blames_the_data(prec):
-    """(1/2, 1/2) read at 2^-53: the distributions it stands for include (1/2, 1/2), RHS = 0 = d_KL(pi, L), and
-    (1/2 + 2^-54, 1/2 - 2^-54), RHS < 0 (mpmath): no precision decides the float reading's sign.  Read exactly it is
+    """(1/2, 1/2) read at float64 precision: the distributions it stands for include (1/2, 1/2), RHS = 0 =
+    d_KL(pi, L), and (1/2 + 2^-56, 1/2 - 2^-56) (1/2's set: [1/2 - 2^-55, 1/2 + 2^-54]), RHS < 0 (mpmath): no
+    precision decides the float reading's sign.  Read exactly it is
     uniform (the term's limit is 0): the RHS is exactly 0 >= 0 (no term certainly < 0, so only the clause
     0 <= exact RHS tells), decided at any precision: the data are the cause."""
     inst = _read([0.5, 0.5])
     C = mpmath.sqrt(32 * mpmath.log(3) / 2)
-    assert 0.5 < C and _term([mpmath.mpf(1) / 2 + mpmath.mpf(2) ** -54, mpmath.mpf(1) / 2 - mpmath.mpf(2) ** -54], C) < 0
+    assert 0.5 < C and _term([mpmath.mpf(1) / 2 + mpmath.mpf(2) ** -56, mpmath.mpf(1) / 2 - mpmath.mpf(2) ** -56], C) < 0
     ev = check_dana_thm2(inst, prec=prec)
     ball = ev.reason.split("the RHS ball ")[1].split(" meets")[0]
     assert ev.verdict == "inconclusive" and ev.reason == f"the RHS ball {ball} meets d_KL(pi, L) = 0.0: its sign is not decided {DATA}"
-    assert check_dana_thm2(inst.replace(unit_roundoff=0), prec=prec).verdict == "verified"  # RHS = 0 exactly
+    assert check_dana_thm2(inst.exact_reading(), prec=prec).verdict == "verified"  # RHS = 0 exactly
     Cb = _c_ball(2, 2, prec)
     with workprec(prec):
-        exact, _, negative = thm2.entropy_bound(inst.replace(unit_roundoff=0), Cb)
+        exact, _, negative = thm2.entropy_bound(inst.exact_reading(), Cb)
         assert not negative and exact == 0
     assert thm2._data_precision_is_the_cause(inst, Cb, prec) is True
 
@@ -383,15 +382,15 @@ def test_a_float_row_two_ulps_off_uniform_blames_the_precision_at_64_bits():
     assert ev.verdict == "inconclusive" and ev.reason == f"the RHS ball {ball} meets d_KL(pi, L) = 0.0: its sign is not decided {PREC}"
     Cb = _c_ball(2, 2, 64)
     with workprec(64):
-        exact, _, negative = thm2.entropy_bound(inst.replace(unit_roundoff=0), Cb)
+        exact, _, negative = thm2.entropy_bound(inst.exact_reading(), Cb)
     assert not negative and exact.lower() < 0 and exact.upper() <= 0  # meets 0 (certainly below 1)
     assert thm2._data_precision_is_the_cause(inst, Cb, 64) is False
-    assert check_dana_thm2(inst.replace(unit_roundoff=0), prec=64).verdict == "inconclusive"
+    assert check_dana_thm2(inst.exact_reading(), prec=64).verdict == "inconclusive"
     # more precision decides the exact reading (its RHS contains the mpmath value), and the explanation follows
-    ev256 = check_dana_thm2(inst.replace(unit_roundoff=0), prec=256)
+    ev256 = check_dana_thm2(inst.exact_reading(), prec=256)
     assert ev256.verdict == "refuted" and ev256.margin >= truth
     with workprec(256):
-        exact, _, negative = thm2.entropy_bound(inst.replace(unit_roundoff=0), _c_ball(2, 2, 256))
+        exact, _, negative = thm2.entropy_bound(inst.exact_reading(), _c_ball(2, 2, 256))
         assert negative and exact.lower() <= thm2.arb(mpmath.nstr(truth, 60)) <= exact.upper()
     assert check_dana_thm2(inst, prec=256).reason.endswith(DATA)
 

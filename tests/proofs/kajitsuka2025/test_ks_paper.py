@@ -57,10 +57,54 @@ def test_files(tmp_path):
     inst = load_token_sequences(p)
     assert (inst.N, inst.S, inst.V, inst.C) == (2, 2, 2, 2) and inst.source == "file:d.json"
     np.savez(tmp_path / "d.npz", sequences=np.array([[0, 1]]))
-    with pytest.raises(InvalidInstance, match="missing 'labels'"):
+    with pytest.raises(InvalidInstance, match="missing array 'labels'"):
         load_token_sequences(tmp_path / "d.npz")
     (tmp_path / "x.json").write_text("[1")
-    with pytest.raises(InvalidInstance, match="cannot read"):
+    with pytest.raises(InvalidInstance, match="not valid JSON"):
         load_token_sequences(tmp_path / "x.json")
     with pytest.raises(InvalidInstance, match="no such file"):
         load_token_sequences(tmp_path / "none.npz")
+
+
+@pytest.mark.parametrize("name", ["ids", "embeddings", "sequences", "labels", "token_labels"])
+@pytest.mark.parametrize("dt", [np.float16, np.float32])
+def test_float_arrays_are_not_integers(tmp_path, name, dt):
+    """float16 2049 is stored as 2048 and stands for [2047.5, 2049]: two float ids may be one integer or
+    not, so 'distinct ids' or 'token-wise separated' would hold for the stored values only.  A float array
+    is bad input, one line naming why and --exact-input; with --exact-input an integral float is exact."""
+    arrays = {"sequences": np.array([[0, 1], [1, 0]]), "labels": np.array([1, 0]),
+              "token_labels": np.array([[0, 1], [1, 1]]), "embeddings": np.array([[2048, 1], [2050, 3]]),
+              "ids": np.array([2048, 2050])}
+    arrays[name] = arrays[name].astype(dt)
+    np.savez(tmp_path / "f.npz", **arrays)
+    with pytest.raises(InvalidInstance, match=f"'{name}' holds {np.dtype(dt).name} values; a float stands for "
+                                              "every real that rounds to it.*--exact-input"):
+        load_token_sequences(tmp_path / "f.npz")
+    inst = load_token_sequences(tmp_path / "f.npz", exact_input=True)
+    assert inst.ids.tolist() == [2048, 2050] and inst.embeddings[:, 0].tolist() == [2048, 2050]
+    arrays[name] = arrays[name].astype(np.float64) + 0.5
+    np.savez(tmp_path / "g.npz", **arrays)
+    with pytest.raises(InvalidInstance, match="non-integer"):
+        load_token_sequences(tmp_path / "g.npz", exact_input=True)
+
+
+def test_integers_beyond_the_exact_range_are_refused_exactly(tmp_path):
+    """Entries at or beyond 2^40 are refused, compared exactly: 2^40 - 1 passes, 2^40 does not; uint64 and
+    JSON integers beyond int64 are never wrapped or rounded."""
+    ok = {"sequences": [[0]], "labels": [0], "ids": [2**40 - 1]}
+    (tmp_path / "a.json").write_text(json.dumps(ok))
+    assert load_token_sequences(tmp_path / "a.json").ids.tolist() == [2**40 - 1]
+    for ids in ([2**40], [2**64 + 3], [-(2**63) - 1]):
+        (tmp_path / "b.json").write_text(json.dumps({**ok, "ids": ids}))
+        with pytest.raises(InvalidInstance, match="magnitude >= 2\\^40"):
+            load_token_sequences(tmp_path / "b.json")
+    np.savez(tmp_path / "c.npz", sequences=np.array([[0]]), labels=np.array([0]),
+             ids=np.array([2**64 - 1], dtype=np.uint64))
+    with pytest.raises(InvalidInstance, match="magnitude >= 2\\^40"):
+        load_token_sequences(tmp_path / "c.npz")
+
+
+def test_a_misspelled_array_is_refused(tmp_path):
+    (tmp_path / "d.json").write_text(json.dumps({"sequences": [[0]], "labels": [0], "id": [3]}))
+    with pytest.raises(InvalidInstance, match="array 'id' is not one this statement reads"):
+        load_token_sequences(tmp_path / "d.json")

@@ -70,13 +70,30 @@ SEQUENCE_FILES = {
     "dana_heavy.json": {"N": 3, "sequences": [[0, 0], [0, 1], [1, 1], [2, 2], [1, 2]],
                         "conditionals": [[0.5, 0.25, 0.25]] * 5, "prior": [1e308] * 5},
     "dana_decimals.json": {"N": 3, "sequences": [[0, 0]], "conditionals": [[0.1, 0.2, 0.7]]},
+    "dana_bigprior.json": {"N": 2, "sequences": [[0, 0], [0, 1]], "targets": [0, 1], "prior": [2**53 + 1, 2**53]},
+    "dana_priors.json": {"N": 2, "sequences": [[0, 0], [0, 1]], "targets": [0, 1], "priors": [1, 3]},
+    "dana_strings.json": {"N": 2, "sequences": [[0, 0]], "conditionals": [["0.5", "0.5"]]},
+    "ks_ok.json": {"sequences": [[0, 1], [1, 0], [1, 1]], "labels": [0, 1, 1], "embeddings": [[1, 0], [0, 1]]},
+}
+
+#: the second and third papers' .npz files (issue 31: floats at their precision, integers exact)
+PAPER_NPZ = {
+    "dana_f16table.npz": dict(N=np.array(3), sequences=np.array([[0, 0], [1, 1]]),
+                              conditionals=np.array([[1, 0, 0], [0, 0, 1]], dtype=np.float16)),
+    "dana_longdouble.npz": dict(N=np.array(2), sequences=np.array([[0, 0]]),
+                                conditionals=np.array([[np.longdouble("1e-4000"), np.longdouble(1)]])),
+    "dana_f32n.npz": dict(N=np.array(3.0, dtype=np.float32), sequences=np.array([[0, 1]]), targets=np.array([2])),
+    "ks_f16ids.npz": dict(sequences=np.zeros((3, 1), dtype=np.int64), labels=np.array([0, 1, 1]),
+                          ids=np.array([2048, 2049, 4096], dtype=np.float16)),
+    "ks_f32emb.npz": dict(sequences=np.array([[0, 1], [1, 0]]), labels=np.array([0, 1]),
+                          embeddings=np.array([[16777216, 1], [16777217, 1]], dtype=np.float32)),
 }
 
 
 def write_files(folder: Path) -> None:
     for name, content in SEQUENCE_FILES.items():
         (folder / name).write_text(json.dumps(content))
-    for name, arrays in FILES.items():
+    for name, arrays in {**FILES, **PAPER_NPZ}.items():
         np.savez(folder / name, **arrays)
     np.save(folder / "array.npy", E)
     (folder / "garbage.npz").write_bytes(b"this is not a zip archive")
@@ -155,7 +172,7 @@ CASES = [
     ("check assumption2 --data {d}/gpt2like.npz", 1, "refuted", "n = 1024 > d = 768"),
     ("check lemma2 --data {d}/gpt2like.npz", 2, "hypotheses-unmet", "Assumption 2 refuted"),
     # token sequences (Dana et al.): probabilities at their precision, sizes, contradictory keys
-    ("check dana_thm2 --data {d}/dana_sum.json --d 141 --H 1 --dh 1", 2, "bad-input", "not 1 within relative"),
+    ("check dana_thm2 --data {d}/dana_sum.json --d 141 --H 1 --dh 1", 2, "bad-input", "sums to 1 - 8.60e-16"),
     ("check dana_thm2 --data {d}/dana_both.json", 2, "bad-input", "both 'targets' and 'conditionals'"),
     ("check dana_corollary1 --data {d}/dana_n1.json", 2, "bad-input", "N = 1"),
     ("check dana_contrib1 --data {d}/dana_n1.json", 2, "bad-input", "N = 1"),
@@ -171,6 +188,37 @@ CASES = [
     ("check dana_contrib1 --N 3 --d 2 --dh 1 --H 1 --dataset all", 2, "hypotheses-unmet",
      "T0 <= H d_h + d refuted (T0 = 9"),
     ("check dana_prop3 --N 2 --d 2", 0, "verified", ""),
+    # issue 31: the second and third papers' numbers by their type; --exact-input; options against the file
+    ("check dana_prop3 --data {d}/dana_f16table.npz --d 2", 3, "inconclusive",
+     "Assumption 1 (point masses) undecided at the data's precision"),
+    ("check dana_prop3 --data {d}/dana_f16table.npz --d 2 --exact-input", 0, "verified", ""),
+    ("check dana_corollary1 --data {d}/dana_f16table.npz --d 2 --dh 1 --H 1", 3, "inconclusive", "--exact-input"),
+    ("check dana_thm2 --data {d}/dana_longdouble.npz --d 2 --H 1 --dh 1", 1, "refuted",
+     "for every distribution the data stand for"),
+    ("check dana_corollary2 --data {d}/dana_bigprior.json --d 2 --dh 1 --H 1", 2, "hypotheses-unmet",
+     "uniform prior refuted"),
+    ("check dana_corollary2 --data {d}/dana_priors.json", 2, "bad-input", "array 'priors' is not one"),
+    ("check dana_thm2 --data {d}/dana_strings.json", 2, "bad-input", "holds a string"),
+    ("check dana_prop3 --data {d}/dana_f32n.npz", 2, "bad-input", "'N' holds float32 values"),
+    ("check dana_prop3 --data {d}/dana_f32n.npz --d 2 --exact-input", 0, "verified", ""),
+    ("check dana_prop3 --data {d}/dana_decimals.json --N 5", 2, "bad-input", "--N 5 conflicts with --data"),
+    ("check dana_prop3 --data {d}/dana_decimals.json --S 3", 2, "bad-input", "--S 3 conflicts with --data"),
+    ("check dana_prop3 --data {d}/dana_decimals.json --T0 4", 2, "bad-input", "--T0 4 conflicts with --data"),
+    ("check dana_prop3 --data {d}/dana_decimals.json --dataset all", 2, "bad-input", "--dataset draws generated"),
+    ("check dana_prop3 --data {d}/dana_decimals.json --conditionals positive", 2, "bad-input",
+     "--conditionals draws generated"),
+    ("check ks_ffn_memorization --data {d}/ks_f16ids.npz", 2, "bad-input", "'ids' holds float16 values"),
+    ("check ks_ffn_memorization --data {d}/ks_f16ids.npz --exact-input", 2, "hypotheses-unmet",
+     "id 2048 has labels [0, 1]"),  # float16 2049 is stored as 2048: read exactly, two ids are one
+    ("check ks_contextual_mapping --data {d}/ks_f32emb.npz --exact-input", 2, "hypotheses-unmet",
+     "ids sharing an embedding"),  # float32 2^24 + 1 is stored as 2^24
+    ("check dana_thm2 --data {d}/dana_longdouble.npz --exact-input", 2, "bad-input", "sums to 1 + 1.00e-4000"),
+    ("check ks_contextual_mapping --data {d}/ks_f32emb.npz", 2, "bad-input", "'embeddings' holds float32 values"),
+    ("check ks_contextual_mapping --data {d}/ks_ok.json --V 9", 2, "bad-input", "--V 9 conflicts with --data"),
+    ("check ks_contextual_mapping --data {d}/ks_ok.json --C 7", 2, "bad-input", "--C 7 conflicts with --data"),
+    ("check ks_contextual_mapping --data {d}/ks_ok.json --N 4", 2, "bad-input", "--N 4 conflicts with --data"),
+    ("check ks_contextual_mapping --data {d}/ks_ok.json --d 3", 2, "bad-input", "--d 3 conflicts with --data"),
+    ("check ks_contextual_mapping --data {d}/ks_ok.json --S 2 --N 3 --V 2 --C 2 --d 2", 0, "verified", ""),
     # the report's output folder, checked before any work
     ("report --quick --out /proc/mha-verify-report --json", 2, "bad-input", "--out"),
     ("report --quick --out {d}/afile/sub --json", 2, "bad-input", "cannot write there"),

@@ -41,3 +41,52 @@ def test_a_conclusion_outside_the_hypotheses_is_never_verified_and_the_headline_
     assert proc.stdout.startswith("dana_contrib1: HYPOTHESES-UNMET (T0 <= H d_h + d not met;")
     assert "VERIFIED" not in proc.stdout
     assert_clean_failure(proc, 2, "hypotheses unmet: hypotheses not met on the instance: T0 <= H d_h + d refuted")
+
+
+def _paper_files(tmp_path):
+    """A float file for each later paper: float16 conditionals (Dana), float32 integral ids (K&S)."""
+    import numpy as np
+
+    dana = tmp_path / "dana.npz"
+    np.savez(dana, N=np.array(3), sequences=np.array([[0, 0], [1, 1]]),
+             conditionals=np.array([[0.5, 0.25, 0.25], [0.25, 0.25, 0.5]], dtype=np.float16))
+    ks = tmp_path / "ks.npz"
+    np.savez(ks, sequences=np.array([[0, 1], [1, 0]]), labels=np.array([0, 1]),
+             ids=np.array([3.0, 5.0], dtype=np.float32))
+    return {"dana2025": dana, "kajitsuka2025": ks}
+
+
+def test_exact_input_is_honoured_for_every_statement_of_the_later_papers(tmp_path):
+    """Issue 31: --exact-input was silently ignored for the second and third papers.  Every statement that
+    reads a file gets the exact reading with it, and the dtype reading without (float ids: bad input)."""
+    from verifier.errors import InvalidInstance
+    from verifier.statements.runner import build_instance
+
+    files = _paper_files(tmp_path)
+    sids = [sid for sid, st in registry.load_all().items() if st.implemented and st.paper in files]
+    assert len(sids) >= 12
+    for sid in sids:
+        paper = registry.REGISTRY[sid].paper
+        exact = build_instance(sid, data=files[paper], exact_input=True)
+        if paper == "dana2025":
+            assert not exact.at_precision and build_instance(sid, data=files[paper]).at_precision, sid
+        else:
+            assert exact.ids.tolist() == [3, 5], sid
+            try:
+                build_instance(sid, data=files[paper])
+                raise AssertionError(f"{sid}: float ids read as integers")
+            except InvalidInstance as exc:
+                assert "'ids' holds float32 values" in str(exc)
+
+
+def test_the_options_a_file_determines_are_instance_attributes():
+    """Each paper's InstanceOptions.from_data names attributes of its instances, and draws names options."""
+    for paper in registry.load_all() and registry.PAPERS.values():
+        own = paper.instance_options
+        if own is None:
+            continue
+        inst = own.make(**own.defaults)
+        assert all(hasattr(inst, key) for key in own.from_data), paper.key
+        assert set(own.draws) <= set(own.defaults), paper.key
+    assert registry.PAPERS["dana2025"].instance_options.from_data == ("N", "S", "T0")
+    assert set(registry.PAPERS["kajitsuka2025"].instance_options.from_data) == {"N", "S", "V", "d", "C"}
