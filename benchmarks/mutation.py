@@ -156,6 +156,10 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
         T + "proofs/dana2025/test_dana_thm1_eps_and_thm2.py", T + "proofs/dana2025/test_dana_data_precision.py",
         T + "proofs/dana2025/test_dana_mutants.py", T + "proofs/dana2025/test_dana_thm2_pinned.py",
         T + "proofs/dana2025/test_dana_thm2_adversarial.py", T + "proofs/dana2025/test_dana_issue31.py"]),
+    "dana_thm2_terms": ("proofs/dana2025/thm2_terms.py", FLOAT_ORDERS[:1] + [
+        T + "proofs/dana2025/test_dana_thm1_eps_and_thm2.py", T + "proofs/dana2025/test_dana_data_precision.py",
+        T + "proofs/dana2025/test_dana_mutants.py", T + "proofs/dana2025/test_dana_thm2_pinned.py",
+        T + "proofs/dana2025/test_dana_thm2_adversarial.py", T + "proofs/dana2025/test_dana_issue31.py"]),
     # issue 31: what a number of the second paper's data means (intervals, the simplex cut, the hypotheses)
     "sequence_reading": ("verifier/data/sequence_reading.py", [
         T + "verifier/data/test_sequence_reading.py", T + "verifier/data/test_sequences.py",

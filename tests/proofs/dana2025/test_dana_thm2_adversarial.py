@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import proofs.dana2025.thm2_entropy_bound as thm2
+import proofs.dana2025.thm2_terms as thm2_terms
 from proofs.dana2025.thm2_entropy_bound import check_dana_thm2, jensen_step, t4_step
 from verifier.arith.compare import workprec
 from verifier.data.sequences import from_sequences
@@ -128,7 +129,7 @@ def test_the_construction_path_against_mpmath():
 
 def test_a_construction_above_the_rhs_refutes_nothing(monkeypatch):
     """Any lambda gives an upper bound of d_KL(pi, L): a bad one (30) above the RHS is inconclusive."""
-    monkeypatch.setattr(thm2, "_solve_lambda", lambda *a: 30.0)
+    monkeypatch.setattr(thm2_terms, "_solve_lambda", lambda *a: 30.0)
     ev = check_dana_thm2(_inst())
     assert ev.verdict == "inconclusive" and not ev.certified
     assert ev.reason == "the construction's d_KL is above the RHS: d_KL(pi, L) may still be below it (inconclusive)"
@@ -243,6 +244,7 @@ def test_t4_bracket_is_checked_not_trusted(monkeypatch):
     """lambda from the float bisection, 1.5 times too large: F(lambda) < entropy, no row is certified."""
     orig = thm2._solve_lambda
     monkeypatch.setattr(thm2, "_solve_lambda", lambda *a: 1.5 * orig(*a))
+    monkeypatch.setattr(thm2_terms, "_solve_lambda", lambda *a: 1.5 * orig(*a))
     ev = check_dana_thm2(_t4_inst([P4]), claim="T4")
     assert ev.verdict == "inconclusive" and ev.measured == {"why": "no sequence with a certified lambda bracket"}
 
