@@ -167,6 +167,8 @@ def writable_folder(path: str, flag: str) -> None:
     before any work is done."""
     import tempfile
 
+    if not path.strip():
+        raise InvalidInstance(f"{flag} {path!r}: give a folder name (an empty name is not the current folder)")
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise InvalidInstance(f"{flag} {path}: exists and is not a folder")
