@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from verifier.data.budget import check_npz_members
 from verifier.data.instances import Instance, from_arrays
 from verifier.errors import InvalidInstance
 
@@ -39,6 +40,7 @@ def _read_arrays(p: Path) -> dict:
                               "(np.savez(path, contexts=..., queries=...))")
     if not zipfile.is_zipfile(p):
         raise InvalidInstance(f"{p.name} is not an .npz archive (not a zip file)")
+    check_npz_members(p)  # every member an .npy, the declared sizes within the memory budget, nothing read yet
     arrays = {}
     try:
         with np.load(p, allow_pickle=False) as f:

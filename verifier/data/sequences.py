@@ -26,13 +26,13 @@ says which reading was used.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 
+from verifier.data.budget import check_npz_members, load_json
 from verifier.data.sequence_reading import (
     check_rows_in_simplex,
     conditional_balls,
@@ -332,11 +332,12 @@ def read_named_arrays(path, required: tuple[str, ...], expected: str) -> dict:
         raise InvalidInstance(f"no such file: {p}")
     try:
         if p.suffix == ".json":
-            raw = json.loads(p.read_text())
+            raw = load_json(p)  # its length within the memory budget, integers within 64 bits
             if not isinstance(raw, dict):
                 raise InvalidInstance(f"{p.name}: expected a JSON object with {expected}")
             arrays = {k: np.asarray(v) for k, v in raw.items()}
         else:
+            check_npz_members(p)  # every member an .npy, the declared sizes within the memory budget
             with np.load(p, allow_pickle=False) as f:
                 arrays = {k: f[k] for k in f.files}
     except InvalidInstance:
