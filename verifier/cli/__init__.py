@@ -1,21 +1,27 @@
 """``mha-verify``: list, check, audit, report, errata.
 
 Exit codes: 0 verified, 1 refuted, 2 hypotheses unmet or bad input (one line
-on stderr), 3 inconclusive (the message names the remedy), 4 a checker error,
-130 interrupted.  ``--json`` prints exactly one JSON object on stdout in
-every case (:mod:`verifier.cli.output` holds the contract); no input, however
-bad, produces a traceback.
+on stderr; a size above the memory budget too), 3 inconclusive (the message
+names the remedy), 4 a checker error (a cluster lost or running other code
+too), 130 interrupted (SIGINT), 143 terminated (SIGTERM), 129 hung up
+(SIGHUP).  ``--json`` prints exactly one JSON object on stdout in every case
+(:mod:`verifier.cli.output` holds the contract); no input, however bad,
+produces a traceback.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
+import signal
 import sys
+import threading
 import warnings
 from pathlib import Path
 
 from verifier.cli import listing
-from verifier.cli.output import EXIT_CODES_HELP, Output, silence_stdout
+from verifier.cli.output import EXIT_CODES_HELP, Output, open_std_streams, silence_stdout, stdout_to_stderr
+from verifier.data import budget
 from verifier.data.instances import CONTEXT_KINDS, DEGENERATE_KINDS
 from verifier.errors import InvalidInstance, NotImplementedStatement, VerifierError
 from verifier.statements import registry
@@ -23,6 +29,37 @@ from verifier.statements import registry
 
 class UsageError(Exception):
     """A command line argparse refuses: reported as bad input, never exit()."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """A signal that ends the run (SIGINT, SIGTERM, SIGHUP): one line, exit 128 + its number."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+#: the signals that end a run with one line and exit code 128 + the signal's number
+ENDING_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+def _raise_interrupted(signum, frame):
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def _signals_end_the_run():
+    """Within the block each of :data:`ENDING_SIGNALS` raises :class:`Interrupted`
+    (in the main thread only; the handlers before are put back after)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {s: signal.signal(s, _raise_interrupted) for s in ENDING_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, h in before.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
 
 
 class Parser(argparse.ArgumentParser):
@@ -53,6 +90,9 @@ def _instance_options(p: argparse.ArgumentParser) -> None:
                    help="read the --data floats as the exact rationals they encode (default: each value "
                         "known to its dtype's precision: float64 2^-53, float32 2^-24; integers exact)")
     g.add_argument("--prec", type=int, default=128, help="ball-arithmetic precision in bits, 16..65536 (default 128)")
+    g.add_argument("--max-memory", dest="max_memory", metavar="SIZE",
+                   help="the memory budget the sizes are checked against before anything is built, e.g. 64G "
+                        f"(default {budget.DEFAULT_MAX_MEMORY >> 30}G or this machine's memory, if smaller)")
     writers = ", ".join(sid for sid, st in registry.REGISTRY.items() if st.writes_weights) or "none"
     g.add_argument("--save-weights", dest="save_weights", metavar="PATH.npz",
                    help=f"write the constructed weights (statements that construct weights: {writers})")
@@ -252,9 +292,18 @@ def _cmd_check(args, out: Output, audit: bool) -> int:
         writable_file(args.save_weights, "--save-weights")
     if args.exact_input and args.data is None:
         raise InvalidInstance("--exact-input reads --data; generated instances are exact already")
-    inst = build_instance(args.id, data=args.data, exact_input=args.exact_input, **_option_values(args, args.id))
-    if args.data is not None:
-        _check_against_data(args, inst)
+    limit = None if args.max_memory is None else budget.parse_size(args.max_memory)
+    options = _option_values(args, args.id)
+    with budget.memory_budget(limit):
+        if args.data is None:  # the sizes checked before anything is drawn or built
+            sizes = {k: v for k, v in st.options(**options).items() if k != "seed" and (isinstance(v, int) or v is None)}
+            budget.check_sizes(f"{args.id} on {budget.describe(sizes)}", budget.instance_terms(sizes))
+        inst = build_instance(args.id, data=args.data, exact_input=args.exact_input, **options)  # a file: its headers first
+        if args.data is not None:
+            _check_against_data(args, inst)
+            sizes = budget.sizes_of(inst)
+            budget.check_sizes(f"{args.id} on {Path(args.data).name} ({budget.describe(sizes)})",
+                               budget.instance_terms(sizes))
     options = {"save_weights": args.save_weights} if args.save_weights else {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -276,14 +325,20 @@ def _cmd_report(args, out: Output) -> int:
     if args.executor == "ray" and importlib.util.find_spec("ray") is None:
         raise InvalidInstance("--executor ray needs Ray: pip install 'mha-verify[cluster]' (or pip install ray)")
     mode = "quick" if args.quick else "thorough" if args.thorough else "default"
-    code = report.write_report(out=args.out, mode=mode, seed=args.seed, argv=sys.argv,
-                               summary_stream=sys.stderr if args.json else sys.stdout, strict=args.strict,
-                               executor=args.executor, address=args.address, cache=args.cache)
-    if args.json:
-        import json
+    from verifier.report.executor import ClusterError
 
-        summary = json.loads((Path(args.out) / "results.json").read_text())["summary"]
-        return out.data({"verdict": "report", "exit_code": code, "out": str(args.out), **summary}, "", code)
+    with stdout_to_stderr(out) if args.json else contextlib.nullcontext():  # stdout: the one JSON object alone
+        try:
+            code = report.write_report(out=args.out, mode=mode, seed=args.seed, argv=sys.argv,
+                                       summary_stream=sys.stderr if args.json else sys.stdout, strict=args.strict,
+                                       executor=args.executor, address=args.address, cache=args.cache)
+        except ClusterError as exc:  # a cluster lost, a worker running other code: no report, one line
+            return out.fail("error", str(exc), command=args.cmd)
+        if args.json:
+            import json
+
+            summary = json.loads((Path(args.out) / "results.json").read_text())["summary"]
+            return out.data({"verdict": "report", "exit_code": code, "out": str(args.out), **summary}, "", code)
     return code
 
 
@@ -302,7 +357,13 @@ def _cmd_errata(args, out: Output) -> int:
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    open_std_streams()
     out = Output(json_mode="--json" in argv)
+    with _signals_end_the_run():
+        return _main(argv, out)
+
+
+def _main(argv: list, out: Output) -> int:
     try:
         try:
             args = _parser().parse_args(argv)
@@ -326,8 +387,15 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # stdout closed (| head): the verdict's code stands
         silence_stdout()
         return out.code if out.code is not None else 0
-    except KeyboardInterrupt:
-        return out.fail("interrupted", "interrupted")
+    except KeyboardInterrupt as exc:
+        for s in ENDING_SIGNALS:  # one line, one JSON object: a second signal cannot interrupt them
+            signal.signal(s, signal.SIG_IGN) if threading.current_thread() is threading.main_thread() else None
+        if out.code is not None:
+            return out.code  # the result was already printed: it stands
+        signum = getattr(exc, "signum", signal.SIGINT)
+        name = signal.Signals(signum).name
+        return out.fail("interrupted", f"interrupted by {name}" if signum != signal.SIGINT else "interrupted",
+                        code=128 + signum)
     except Exception as exc:  # noqa: BLE001 - a bug in the verifier: one line, never a traceback
         if out.code is not None:
             return out.code  # the result was already printed
