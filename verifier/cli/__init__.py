@@ -19,8 +19,9 @@ import threading
 import warnings
 from pathlib import Path
 
-from verifier.cli import listing
+from verifier.cli import driver, listing
 from verifier.cli.output import EXIT_CODES_HELP, Output, open_std_streams, silence_stdout, stdout_to_stderr
+from verifier.cli.signals import ENDING_SIGNALS, ending_signal, signals_end_the_run
 from verifier.data import budget
 from verifier.data.instances import CONTEXT_KINDS, DEGENERATE_KINDS
 from verifier.errors import InvalidInstance, NotImplementedStatement, VerifierError
@@ -29,37 +30,6 @@ from verifier.statements import registry
 
 class UsageError(Exception):
     """A command line argparse refuses: reported as bad input, never exit()."""
-
-
-class Interrupted(KeyboardInterrupt):
-    """A signal that ends the run (SIGINT, SIGTERM, SIGHUP): one line, exit 128 + its number."""
-
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-#: the signals that end a run with one line and exit code 128 + the signal's number
-ENDING_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
-
-
-def _raise_interrupted(signum, frame):
-    raise Interrupted(signum)
-
-
-@contextlib.contextmanager
-def _signals_end_the_run():
-    """Within the block each of :data:`ENDING_SIGNALS` raises :class:`Interrupted`
-    (in the main thread only; the handlers before are put back after)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    before = {s: signal.signal(s, _raise_interrupted) for s in ENDING_SIGNALS}
-    try:
-        yield
-    finally:
-        for s, h in before.items():
-            signal.signal(s, h if h is not None else signal.SIG_DFL)
 
 
 class Parser(argparse.ArgumentParser):
@@ -238,7 +208,8 @@ def _parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="run every checker and write the report", epilog=(
         "exit codes: 0 every verdict verified or as declared (the papers' known findings), 1 a new refutation or a "
         "negative control not rejected (--strict: any refutation), 3 a declared finding no longer reproduces, "
-        "4 a checker, figure or section error, 2 bad input"))
+        "4 a checker, figure or section error (a Ray cluster lost, a worker running other code), 2 bad input, "
+        "130 / 143 / 129 interrupted by SIGINT / SIGTERM / SIGHUP"))
     mode = rp.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="seconds to a minute (CI smoke)")
     mode.add_argument("--thorough", action="store_true", help=">= 200 drawn instances per statement")
@@ -297,7 +268,8 @@ def _cmd_check(args, out: Output, audit: bool) -> int:
     with budget.memory_budget(limit):
         if args.data is None:  # the sizes checked before anything is drawn or built
             sizes = {k: v for k, v in st.options(**options).items() if k != "seed" and (isinstance(v, int) or v is None)}
-            budget.check_sizes(f"{args.id} on {budget.describe(sizes)}", budget.instance_terms(sizes))
+            if not _beyond_the_readers_caps(sizes):  # those the reader refuses with its own reason
+                budget.check_sizes(f"{args.id} on {budget.describe(sizes)}", budget.instance_terms(sizes))
         inst = build_instance(args.id, data=args.data, exact_input=args.exact_input, **options)  # a file: its headers first
         if args.data is not None:
             _check_against_data(args, inst)
@@ -312,7 +284,18 @@ def _cmd_check(args, out: Output, audit: bool) -> int:
     return out.evidence(ev, audit=audit, warned=warned)
 
 
-def _cmd_report(args, out: Output) -> int:
+def _beyond_the_readers_caps(sizes: dict) -> bool:
+    """A size above a cap its reader states (Dana et al.'s N, S, T0), which no budget would lift."""
+    try:
+        from verifier.data import sequences as reader
+    except ImportError:  # the readers reorganised: their caps then apply after the budget
+        return False
+    caps = {"N": "MAX_VOCABULARY", "S": "MAX_CONTEXT", "T0": "MAX_SEQUENCES"}
+    return "V" not in sizes and any(isinstance(cap := getattr(reader, name, None), int) and (sizes.get(k) or 0) > cap
+                                    for k, name in caps.items())
+
+
+def _cmd_report(args, out: Output, supervise: bool = False) -> int:
     from verifier.report import build as report
 
     if args.seed < 0:
@@ -324,6 +307,8 @@ def _cmd_report(args, out: Output) -> int:
         raise InvalidInstance("--address needs --executor ray")
     if args.executor == "ray" and importlib.util.find_spec("ray") is None:
         raise InvalidInstance("--executor ray needs Ray: pip install 'mha-verify[cluster]' (or pip install ray)")
+    if args.executor == "ray" and supervise:  # a driver Ray may end from C++: run in a child, watched from here
+        return driver.run_supervised(out, ENDING_SIGNALS)
     mode = "quick" if args.quick else "thorough" if args.thorough else "default"
     from verifier.report.executor import ClusterError
 
@@ -356,14 +341,17 @@ def _cmd_errata(args, out: Output) -> int:
 
 
 def main(argv=None) -> int:
+    supervise = driver.should_supervise(argv)
     argv = list(sys.argv[1:] if argv is None else argv)
     open_std_streams()
     out = Output(json_mode="--json" in argv)
-    with _signals_end_the_run():
-        return _main(argv, out)
+    with signals_end_the_run():
+        code = _main(argv, out, supervise)
+    driver.record_status(code)  # a supervised Ray driver: its outcome is printed (driver.py)
+    return code
 
 
-def _main(argv: list, out: Output) -> int:
+def _main(argv: list, out: Output, supervise: bool = False) -> int:
     try:
         try:
             args = _parser().parse_args(argv)
@@ -379,7 +367,7 @@ def _main(argv: list, out: Output) -> int:
                 return _cmd_check(args, out, audit=args.cmd == "audit")
             if args.cmd == "errata":
                 return _cmd_errata(args, out)
-            return _cmd_report(args, out)
+            return _cmd_report(args, out, supervise)
         except NotImplementedStatement as exc:
             return out.fail("not-implemented", str(exc), statement=getattr(args, "id", None), command=args.cmd)
         except (InvalidInstance, VerifierError) as exc:
@@ -392,7 +380,7 @@ def _main(argv: list, out: Output) -> int:
             signal.signal(s, signal.SIG_IGN) if threading.current_thread() is threading.main_thread() else None
         if out.code is not None:
             return out.code  # the result was already printed: it stands
-        signum = getattr(exc, "signum", signal.SIGINT)
+        signum = ending_signal(exc)
         name = signal.Signals(signum).name
         return out.fail("interrupted", f"interrupted by {name}" if signum != signal.SIGINT else "interrupted",
                         code=128 + signum)

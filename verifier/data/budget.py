@@ -140,6 +140,7 @@ def sequence_terms(*, N, S, d, d_h=None, H=1, T0=None, **_ignored) -> dict:
             "the N x N Gram matrices": 64 * N * N, "interpreter and libraries": GiB // 8}
 
 
+
 def token_terms(*, N, S, V, d, **_ignored) -> dict:
     """Kajitsuka and Sato's instances: the N sequences' embeddings (N S d) and the vocabulary's (V d)."""
     return {"the sequences' embeddings (N S d)": 128 * N * S * d, "the vocabulary (V d)": 32 * V * d,

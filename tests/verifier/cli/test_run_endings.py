@@ -163,3 +163,38 @@ def test_max_memory_raises_or_lowers_the_budget(capsys):
     capsys.readouterr()
     assert main(["check", "theorem1", "--max-memory", "lots", "--json"]) == 2
     assert "--max-memory lots" in one_json(capsys.readouterr().out)["message"]
+
+
+DRIVER = """
+import importlib.util, os, sys
+from pathlib import Path
+from verifier.report import build
+from verifier.cli import main
+
+real = importlib.util.find_spec
+importlib.util.find_spec = lambda name, *a: object() if name == "ray" else real(name, *a)  # Ray not needed
+
+def report(*, out, **kw):
+    how = os.environ["HOW"]
+    if how == "exit":
+        os._exit(1)  # as Ray's core ends a driver whose raylet died: no line, code 1
+    (Path(out) / "results.json").write_text('{"summary": {"exit_code": 1}}')
+    return 1
+
+build.write_report = report
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("how, code", [("exit", 4), ("refuted", 1)])
+def test_a_ray_driver_that_ends_without_a_result_is_exit_4_with_one_line(tmp_path, how, code):
+    """report --executor ray runs its driver as a child (verifier/cli/driver.py): a child that
+    dies without its outcome is 4 and one line, never its own code 1; one that ends is its code."""
+    p = subprocess.run([sys.executable, "-c", DRIVER, "report", "--quick", "--out", str(tmp_path), "--executor", "ray",
+                        "--json"], cwd=ROOT, env={**ENV, "HOW": how}, capture_output=True, text=True, timeout=300)
+    assert p.returncode == code and "Traceback" not in p.stderr, p.stderr[-2000:]
+    obj = one_json(p.stdout)
+    assert obj["exit_code"] == code
+    if how == "exit":
+        assert obj["verdict"] == "error" and "exit code 1" in obj["message"]
+        assert ending_lines(p.stderr) == [f"mha-verify: error: {obj['message']}"]
