@@ -19,7 +19,7 @@ import threading
 import warnings
 from pathlib import Path
 
-from verifier.cli import driver, listing
+from verifier.cli import driver, listing, sizes
 from verifier.cli.output import EXIT_CODES_HELP, Output, open_std_streams, silence_stdout, stdout_to_stderr
 from verifier.cli.signals import ENDING_SIGNALS, ending_signal, signals_end_the_run
 from verifier.data import budget
@@ -263,36 +263,15 @@ def _cmd_check(args, out: Output, audit: bool) -> int:
         writable_file(args.save_weights, "--save-weights")
     if args.exact_input and args.data is None:
         raise InvalidInstance("--exact-input reads --data; generated instances are exact already")
-    limit = None if args.max_memory is None else budget.parse_size(args.max_memory)
-    options = _option_values(args, args.id)
-    with budget.memory_budget(limit):
-        if args.data is None:  # the sizes checked before anything is drawn or built
-            sizes = {k: v for k, v in st.options(**options).items() if k != "seed" and (isinstance(v, int) or v is None)}
-            if not _beyond_the_readers_caps(sizes):  # those the reader refuses with its own reason
-                budget.check_sizes(f"{args.id} on {budget.describe(sizes)}", budget.instance_terms(sizes))
-        inst = build_instance(args.id, data=args.data, exact_input=args.exact_input, **options)  # a file: its headers first
-        if args.data is not None:
-            _check_against_data(args, inst)
-            sizes = budget.sizes_of(inst)
-            budget.check_sizes(f"{args.id} on {Path(args.data).name} ({budget.describe(sizes)})",
-                               budget.instance_terms(sizes))
+    inst = sizes.build_within_budget(args.id, st, _option_values(args, args.id), data=args.data,
+                                     exact_input=args.exact_input, max_memory=args.max_memory, build=build_instance,
+                                     agree=lambda inst: _check_against_data(args, inst))  # sizes within the budget
     options = {"save_weights": args.save_weights} if args.save_weights else {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ev = run_check(st.id, inst, prec=args.prec, seed=args.seed or 0, **options)
     warned = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
     return out.evidence(ev, audit=audit, warned=warned)
-
-
-def _beyond_the_readers_caps(sizes: dict) -> bool:
-    """A size above a cap its reader states (Dana et al.'s N, S, T0), which no budget would lift."""
-    try:
-        from verifier.data import sequences as reader
-    except ImportError:  # the readers reorganised: their caps then apply after the budget
-        return False
-    caps = {"N": "MAX_VOCABULARY", "S": "MAX_CONTEXT", "T0": "MAX_SEQUENCES"}
-    return "V" not in sizes and any(isinstance(cap := getattr(reader, name, None), int) and (sizes.get(k) or 0) > cap
-                                    for k, name in caps.items())
 
 
 def _cmd_report(args, out: Output, supervise: bool = False) -> int:

@@ -120,12 +120,14 @@ def test_json_integers_beyond_64_bits_and_long_files_are_bad_input(tmp_path):
 
 def test_the_readers_check_before_loading(tmp_path):
     """The instance readers call the check: a bomb is refused, not loaded."""
-    from verifier.data.npz import load_npz
     from verifier.data.sequences import load_sequences
+    from verifier.statements import registry
+    from verifier.statements.runner import build_instance
 
+    registry.load_all()
     declared_bomb(tmp_path / "bomb.npz")
     with pytest.raises(InvalidInstance, match="budget"):
-        load_npz(tmp_path / "bomb.npz")
+        build_instance("assumption1", data=tmp_path / "bomb.npz")
     with zipfile.ZipFile(tmp_path / "seq.npz", "w") as zf:
         zf.writestr("N.npy", npy_header(()) + np.float64(5).tobytes())
         zf.writestr("sequences.npy", npy_header((10**9, 4096), "<i8"))
