@@ -42,6 +42,7 @@ import functools
 import hashlib
 import json
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -56,6 +57,8 @@ RESULT_PACKAGES = ("numpy", "scipy", "mpmath", "python-flint", "sympy", "torch",
 #: the variables that choose the CPU kernels a float32 sum runs (verifier/__init__.py pins them)
 KERNEL_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA")
 ROOT = Path(__file__).resolve().parents[2]
+#: the largest entry read back (an experiment's row with its figures is a few MB)
+MAX_ENTRY_BYTES = 256 << 20
 
 
 @functools.lru_cache(maxsize=None)
@@ -171,11 +174,17 @@ class UnitCache:
         key = self.key(inputs, env)
         path = self.path(key)
         try:
-            text = path.read_text()
+            st = path.stat()
+            if not stat.S_ISREG(st.st_mode):  # a FIFO, a device (e.g. a link to /dev/zero): never read
+                return self._reject(path, inputs, "not a regular file")
+            if st.st_size > MAX_ENTRY_BYTES:
+                return self._reject(path, inputs, f"{st.st_size} bytes, above the {MAX_ENTRY_BYTES} an entry may hold")
+            with path.open("rb") as f:
+                text = f.read(MAX_ENTRY_BYTES + 1).decode("utf-8")
         except FileNotFoundError:
             return None
-        except OSError as exc:
-            return self._reject(path, inputs, f"unreadable ({exc.strerror or exc})")
+        except (OSError, UnicodeDecodeError) as exc:
+            return self._reject(path, inputs, f"unreadable ({getattr(exc, 'strerror', None) or exc})")
         try:
             entry = json.loads(text)
         except ValueError as exc:

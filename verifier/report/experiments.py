@@ -122,7 +122,7 @@ def belongs(row: dict, unit: dict) -> str | None:
     """Why a cached row is not ``unit``'s experiment (None: it is)."""
     if (row["id"], row["seed"]) != (unit["experiment"], unit["seed"]):
         return f"the row is {row['id']!r} at seed {row['seed']!r}, the unit {unit['experiment']!r} at {unit['seed']!r}"
-    if row["status"] not in COLOURS:
+    if row["status"] not in catalogue.STATUSES:
         return f"status {row['status']!r}"
     if len(row["figures"]) != len(row["png_base64"]) or not all(isinstance(f["name"], str) for f in row["figures"]):
         return "its figures and their images do not pair"

@@ -124,6 +124,17 @@ def test_a_file_of_another_shape_is_a_mismatch_not_a_crash(filled, uncached, con
     assert rej["file"] == files["lemma2"].name
 
 
+def test_a_link_to_a_device_or_a_huge_file_is_never_read(filled, uncached, monkeypatch):
+    cache, files = filled
+    files["lemma2"].unlink()
+    files["lemma2"].symlink_to("/dev/zero")  # read whole, it would never end
+    assert [r["reason"] for r in rerun(cache, uncached, computed=1).rejected] == ["not a regular file"]
+    assert not files["lemma2"].is_symlink()  # replaced by the entry computed
+    monkeypatch.setattr(cache_mod, "MAX_ENTRY_BYTES", 100)
+    fresh = rerun(cache, uncached, computed=3)
+    assert len(fresh.rejected) == 3 and all("above the 100 an entry may hold" in r["reason"] for r in fresh.rejected)
+
+
 def test_a_well_formed_entry_whose_result_has_another_shape_is_a_mismatch(filled, uncached):
     """Key, inputs, environment and digest all right: the result is not a unit's result."""
     cache, files = filled
