@@ -29,7 +29,7 @@ input, not an overflow later.
 >>> with memory_budget(parse_size("1G")):
 ...     check_sizes("--dh 100000000", {"weights": 10**12})
 Traceback (most recent call last):
-verifier.errors.InvalidInstance: --dh 100000000: an estimated 931 GiB of memory (weights 931 GiB), above the memory budget of 1 GiB; raise it with --max-memory (e.g. --max-memory 1024G)
+verifier.errors.InvalidInstance: --dh 100000000: an estimated 931 GiB of memory (weights 931 GiB), above the memory budget of 1 GiB; raise it with --max-memory (e.g. --max-memory 1T)
 """
 from __future__ import annotations
 
