@@ -84,7 +84,7 @@ def main(argv=None) -> int:
         unit = functools.partial(report_experiments.experiment_unit, scale=args.scale, seed=args.seed)
         cached_map(ex, unit, ids, inputs, None if args.cache is None else UnitCache(args.cache),
                    on_result=lambda i, row: write(out, args.scale, row), resources=resources,
-                   keep=report_experiments.lasting, check=report_experiments.belongs)
+                   keep=report_experiments.lasting, check=report_experiments.belongs, backend=False)
     print(f"wrote {out} in {time.perf_counter() - t0:.0f}s")
     return 0
 

@@ -6,7 +6,8 @@ instance) is keyed by SHA-256 of its inputs (statement id, instance options,
 seed, precision, ...) and of the environment that computes it
 (:func:`environment`): the code (:func:`code_fingerprint`: every source file
 of ``verifier/`` and ``proofs/``, or of the folders a sweep names), the
-array backend (``MHA_VERIFY_BACKEND``, CUDA present or not), the CPU kernels
+array backend (``MHA_VERIFY_BACKEND``, or "auto"'s choice: torch-cuda where
+CUDA is, else numpy), the CPU kernels
 (``ATEN_CPU_CAPABILITY``, ``MKL_CBWR``, ``ONEDNN_MAX_CPU_ISA``) and the
 versions of the packages that compute results.  Any change to any of them
 makes every key new.
@@ -89,21 +90,29 @@ def package_versions() -> dict:
     return out
 
 
-def backend_setting() -> dict:
-    """The array backend a unit computes with: ``MHA_VERIFY_BACKEND`` as set,
-    and whether CUDA is there ("auto" chooses by it)."""
+def backend_name() -> str:
+    """The array backend a unit computes with (:func:`verifier.arith.backend.get_backend`'s
+    choice for "auto"): ``MHA_VERIFY_BACKEND`` when set, else torch-cuda where CUDA is, else numpy."""
     from verifier.arith.backend import cuda_available
 
-    return {"MHA_VERIFY_BACKEND": os.environ.get("MHA_VERIFY_BACKEND", ""), "cuda": cuda_available()}
+    name = os.environ.get("MHA_VERIFY_BACKEND") or "auto"
+    if name in ("auto", "torch"):
+        return "torch-cuda" if cuda_available() else ("numpy" if name == "auto" else "torch-cpu")
+    return name
 
 
-def environment(roots=CODE_ROOTS) -> dict:
+def environment(roots=CODE_ROOTS, *, backend: bool = True) -> dict:
     """What computes a unit besides its inputs: the code under ``roots``,
-    the backend, the CPU kernels and the packages' versions.  A Ray worker
-    returns its own with each result (:mod:`.executor`)."""
+    the array backend (``backend=False``: a unit whose inputs name its
+    device, an experiment), the CPU kernels and the packages' versions.  A
+    Ray worker returns its own with each result (:mod:`.executor`), compared
+    on the fields the driver's has."""
     roots = tuple(roots)
-    return {"code": code_fingerprint(roots), "code_roots": list(roots), "backend": backend_setting(),
-            "kernels": {k: os.environ.get(k, "unset") for k in KERNEL_VARIABLES}, "versions": package_versions()}
+    env = {"code": code_fingerprint(roots), "code_roots": list(roots),
+           "kernels": {k: os.environ.get(k, "unset") for k in KERNEL_VARIABLES}, "versions": package_versions()}
+    if backend:
+        env["backend"] = backend_name()
+    return env
 
 
 def differences(mine: dict, theirs: dict, *, me: str = "driver", them: str = "worker") -> str:
@@ -265,7 +274,8 @@ def _share_with_group(fd: int, folder: Path) -> None:
 
 
 def cached_map(executor, fn, items: list, inputs: list, cache: UnitCache | None = None, on_result=None,
-               resources: dict | None = None, keep=None, check=None, roots=None) -> tuple[list, dict]:
+               resources: dict | None = None, keep=None, check=None, roots=None,
+               backend: bool = True) -> tuple[list, dict]:
     """``executor.map(fn, items)`` where a unit whose entry in ``cache``
     passes :meth:`UnitCache.get` is read, not run, and each computed result
     is stored as it completes.  ``inputs[i]``: what item i's result depends
@@ -275,11 +285,12 @@ def cached_map(executor, fn, items: list, inputs: list, cache: UnitCache | None 
     once; ``resources``: what each asks of a cluster
     (:meth:`~.executor.RayExecutor.map`); ``keep(result)``: False for a result
     not to store (computed again next time, e.g. an error); ``check(result,
-    inputs)``: why a cached result is not its unit's (None: it is).  The
-    executor's workers must run in this environment
-    (:class:`~.executor.WorkerMismatch` otherwise)."""
+    inputs)``: why a cached result is not its unit's (None: it is);
+    ``backend=False``: the array backend is not part of the environment (the
+    inputs name the device).  The executor's workers must run in this
+    environment (:class:`~.executor.WorkerMismatch` otherwise)."""
     roots = tuple(roots if roots is not None else cache.roots if cache is not None else CODE_ROOTS)
-    env = environment(roots)
+    env = environment(roots, backend=backend)
     out = [None] * len(items)
     todo: dict[str, list[int]] = {}
     for i, u in enumerate(inputs):

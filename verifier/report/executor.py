@@ -147,11 +147,12 @@ class RayExecutor(LocalExecutor):
     @staticmethod
     def _checked(reply: dict, environment: dict | None):
         """The result of one task, once its worker's environment is the driver's."""
-        if environment is not None and reply["environment"] != environment:
+        theirs = None if environment is None else {k: reply["environment"].get(k) for k in environment}
+        if environment is not None and theirs != environment:
             from verifier.report.cache import differences
 
             raise WorkerMismatch(f"a Ray worker{' on ' + reply['node'] if reply.get('node') else ''} runs in "
-                                 f"another environment than this driver ({differences(environment, reply['environment'])}); "
+                                 f"another environment than this driver ({differences(environment, theirs)}); "
                                  "none of its results was used or cached: run the same code, backend, CPU kernels "
                                  "and packages on every node")
         return reply["result"]

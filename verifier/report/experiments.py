@@ -80,7 +80,7 @@ def run_experiments(out, *, mode: str, seed: int, progress=None, only=None, exec
             progress.step(todo[i])
 
     units, counts = cached_map(ex, functools.partial(experiment_unit, scale=scale, seed=seed), todo, inputs, cache,
-                               on_result=tick, resources=resources, keep=lasting, check=belongs)
+                               on_result=tick, resources=resources, keep=lasting, check=belongs, backend=False)
     rows = {}
     for eid in exps:  # the catalogue's order, whatever order the units completed in
         if eid in kept_rows:
@@ -112,10 +112,11 @@ def experiment_inputs(eid: str, *, scale: str, seed: int, placement: str = "") -
 
 def experiment_key(eid: str, *, scale: str, seed: int, placement: str = "") -> str:
     """The cache key of one experiment's run: :func:`experiment_inputs` with the code, the
-    backend, the CPU kernels and the packages (:func:`~.cache.unit_key`)."""
-    from verifier.report.cache import unit_key
+    CPU kernels and the packages (:func:`~.cache.unit_key`)."""
+    from verifier.report.cache import environment, unit_key
 
-    return unit_key(experiment_inputs(eid, scale=scale, seed=seed, placement=placement))
+    return unit_key(experiment_inputs(eid, scale=scale, seed=seed, placement=placement),
+                    env=environment(backend=False))  # the device is in the inputs: a GPU worker is not "another backend"
 
 
 def belongs(row: dict, unit: dict) -> str | None:

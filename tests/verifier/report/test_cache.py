@@ -169,12 +169,13 @@ def test_the_key_covers_inputs_code_backend_kernels_and_versions(monkeypatch):
     base = environment()
     assert set(base) == {"code", "code_roots", "backend", "kernels", "versions"}
     keys = {unit_key(u)}
-    for field, value in (("code", "0" * 64), ("backend", {"MHA_VERIFY_BACKEND": "torch-cpu", "cuda": False}),
+    for field, value in (("code", "0" * 64), ("backend", "torch-cpu"),
                          ("kernels", dict(base["kernels"], ATEN_CPU_CAPABILITY="avx512")),
                          ("versions", dict(base["versions"], torch="0.0"))):
         keys.add(unit_key(u, env=dict(base, **{field: value})))
     keys.add(unit_key(u, roots=("verifier", "proofs", "tests")))
-    assert len(keys) == 6
+    keys.add(unit_key(u, env=environment(backend=False)))  # an experiment: its device is in its inputs
+    assert len(keys) == 7
 
 
 def test_the_fingerprint_covers_every_folder_named(tmp_path, monkeypatch):

@@ -96,7 +96,7 @@ def test_workers_in_the_driver_s_environment_are_trusted(tmp_path):
 
 @pytest.mark.parametrize("change, named", [
     (other_code, "code: worker ffffffffffff"),
-    (lambda env: dict(env, backend={"MHA_VERIFY_BACKEND": "torch-cpu", "cuda": False}), "torch-cpu"),
+    (lambda env: dict(env, backend="torch-cpu"), "torch-cpu"),
     (lambda env: dict(env, kernels=dict(env["kernels"], ATEN_CPU_CAPABILITY="avx512")), "avx512"),
     (lambda env: dict(env, versions=dict(env["versions"], numpy="1.0.0")), "1.0.0"),
 ])
@@ -110,6 +110,15 @@ def test_a_worker_running_other_code_is_an_error_naming_both_and_nothing_is_cach
     assert used == [] and cache.keys() == set()
     if change is other_code:
         assert environment()["code"][:12] in msg  # the driver's fingerprint, beside the worker's
+
+
+def test_an_experiment_on_a_gpu_worker_is_not_another_backend():
+    """A worker with a GPU resolves "auto" to torch-cuda: another backend for a statement's unit
+    (an error), not for an experiment, whose inputs name its device (backend=False)."""
+    gpu = FakeRay(worker_env=lambda env: dict(env, backend="torch-cuda"))
+    assert cached_map(fake_executor(gpu), abs, [-1], [-1], None, backend=False)[0] == [1]
+    with pytest.raises(WorkerMismatch, match="backend: worker \"torch-cuda\""):
+        cached_map(fake_executor(gpu), abs, [-1], [-1], None)
 
 
 def test_the_soundness_sweep_s_workers_prove_the_code_of_its_folders():
