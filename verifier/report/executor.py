@@ -88,7 +88,8 @@ class RayExecutor(LocalExecutor):
     ``ray://host:10001`` or ``auto``), else on a local Ray started here
     (``num_cpus``: its size, default all cores) and shut down by
     :meth:`close`.  A cluster already initialised in this process is used
-    as it is."""
+    as it is.  The workers are given the driver's array backend
+    (``MHA_VERIFY_BACKEND``, "auto" resolved on the driver)."""
 
     name = "ray"
 
@@ -100,10 +101,13 @@ class RayExecutor(LocalExecutor):
                                       f"(or pip install ray) ({exc})") from None
         self._ray, self.max_retries, self._owned = ray, max_retries, False
         if not ray.is_initialized():
+            from verifier.report.cache import backend_name
+
             kwargs = {"address": address} if address else {"num_cpus": num_cpus}
             handler = signal.getsignal(signal.SIGTERM)
-            try:
-                ray.init(include_dashboard=False, log_to_driver=False, **kwargs)
+            try:  # the workers compute on the driver's backend ("auto" resolved here: a GPU node is no exception)
+                ray.init(include_dashboard=False, log_to_driver=False,
+                         runtime_env={"env_vars": {"MHA_VERIFY_BACKEND": backend_name()}}, **kwargs)
             except Exception as exc:  # noqa: BLE001 - an address that answers nothing, a cluster that will not start
                 raise ClusterLost(f"cannot start or join Ray{' at ' + address if address else ''}: "
                                   f"{_first_line(exc)}") from None
@@ -162,9 +166,9 @@ class RayExecutor(LocalExecutor):
         started is shut down whole by :meth:`close`)."""
         if self._owned:
             return
-        for ref in refs:
+        for ref in refs:  # force: the worker is ended, not interrupted (an import cut short would stay broken)
             try:
-                self._ray.cancel(ref)
+                self._ray.cancel(ref, force=True)
             except Exception:  # noqa: BLE001 - best effort: the cluster may be gone
                 pass
 

@@ -9,7 +9,7 @@ import pytest
 
 from verifier.report import executor as ex_mod
 from verifier.report import sweep
-from verifier.report.cache import UnitCache, cached_map, environment
+from verifier.report.cache import UnitCache, backend_name, cached_map, environment
 from verifier.report.environment import strip_volatile
 from verifier.report.executor import ClusterLost, RayExecutor, WorkerMismatch
 
@@ -69,7 +69,8 @@ class FakeRay:
             raise ref.error
         return ref.value
 
-    def cancel(self, ref):
+    def cancel(self, ref, force=False):
+        assert force  # a worker interrupted mid-import would stay broken: ended instead
         self.cancelled += 1
 
 
@@ -162,6 +163,7 @@ def test_ray_s_own_sigterm_handler_is_undone(monkeypatch):
     previous = signal.signal(signal.SIGTERM, mine)
     try:
         def init(**kw):
+            assert kw["runtime_env"] == {"env_vars": {"MHA_VERIFY_BACKEND": backend_name()}}  # the driver's backend
             signal.signal(signal.SIGTERM, lambda *a: sys.exit(15))
 
         fake = types.SimpleNamespace(is_initialized=lambda: False, init=init)
@@ -178,3 +180,10 @@ def test_ray_s_own_sigterm_handler_is_undone(monkeypatch):
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert ex_mod.make_executor("local").name == "local"
+
+
+def test_on_a_mismatch_the_tasks_still_pending_are_cancelled_by_ending_their_workers():
+    ray = FakeRay(worker_env=other_code)
+    with pytest.raises(WorkerMismatch):
+        fake_executor(ray).map(abs, list(range(70)), environment=environment())
+    assert ray.cancelled == 70 - 64  # the first 64 came back together; the rest ended (force)
