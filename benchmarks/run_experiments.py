@@ -79,11 +79,12 @@ def main(argv=None) -> int:
         return 2
     with ex:
         placement, resources = ex.training_placement()
-        keys = [report_experiments.experiment_key(i, scale=args.scale, seed=args.seed, placement=placement)
-                for i in ids]
+        inputs = [report_experiments.experiment_inputs(i, scale=args.scale, seed=args.seed, placement=placement)
+                  for i in ids]
         unit = functools.partial(report_experiments.experiment_unit, scale=args.scale, seed=args.seed)
-        cached_map(ex, unit, ids, keys, None if args.cache is None else UnitCache(args.cache),
-                   on_result=lambda i, row: write(out, args.scale, row), resources=resources)
+        cached_map(ex, unit, ids, inputs, None if args.cache is None else UnitCache(args.cache),
+                   on_result=lambda i, row: write(out, args.scale, row), resources=resources,
+                   keep=report_experiments.lasting, check=report_experiments.belongs, backend=False)
     print(f"wrote {out} in {time.perf_counter() - t0:.0f}s")
     return 0
 

@@ -17,7 +17,10 @@ Run (not in CI; a few minutes per 1000 instances on one core):
 
 ``--executor ray [--address ADDR]`` runs the instances as Ray tasks (the same
 result: it is assembled in draw order); ``--cache DIR`` keeps each checked
-instance, so a rerun resumes where an interrupted one stopped.
+instance, so a rerun resumes where an interrupted one stopped.  Its entries are
+keyed by the code of every folder the units run (:data:`CODE_ROOTS`: this
+script and tests/summation_orders.py too), verified as the report's
+(:mod:`verifier.report.cache`), and a checker error is never kept.
 
 ``--orders`` (issue 17, item 1): each instance is checked again once per
 summation order of tests/summation_orders.py (``--orders all``, or a comma
@@ -50,14 +53,18 @@ sys.path.insert(0, ROOT)
 
 from verifier.data.near_degenerate import NEAR_KINDS, near_degenerate_instance  # noqa: E402
 from verifier.errors import InvalidInstance  # noqa: E402
-from verifier.report.cache import UnitCache, cached_map, unit_key  # noqa: E402
+from verifier.report.cache import UnitCache, cached_map  # noqa: E402
 from verifier.report.executor import EXECUTORS, make_executor  # noqa: E402
 from verifier.statements import registry  # noqa: E402
+from verifier.statements.evidence import VERDICTS  # noqa: E402
 from verifier.statements.runner import run_check  # noqa: E402
 
 TESTS = os.path.join(ROOT, "tests")  # tests/summation_orders.py: the order adversary
 STATEMENTS = ("claim1", "claim2", "lemma3", "lemma4", "appendixB2", "proposition1", "theorem1")
 DELTAS = (1e-3, 1e-6, 1e-9, 1e-12)
+#: the folders whose code computes a unit (the cache key's fingerprint): the checkers, this
+#: script (the criterion, the unit) and tests/ (the summation-order adversary)
+CODE_ROOTS = ("verifier", "proofs", "benchmarks", "tests")
 
 
 def draw(i: int, rng: np.random.Generator) -> tuple[str, dict]:
@@ -97,8 +104,8 @@ def check_unit(unit: dict) -> dict:
         inst = near_degenerate_instance(kind, **o)
         ev = run_check(sid, inst, prec=prec, seed=opts["seed"] % 1000)
     except InvalidInstance:  # an invalid draw (bad sizes): not counted
-        return {"invalid": True}
-    out = {"verdict": ev.verdict, "certified": bool(ev.certified), "valid": hypotheses_certified(ev),
+        return {"statement": sid, "seed": opts["seed"], "invalid": True}
+    out = {"statement": sid, "seed": opts["seed"], "verdict": ev.verdict, "certified": bool(ev.certified), "valid": hypotheses_certified(ev),
            "reason": ev.reason, "rechecked": False, "mismatches": []}
     if unit.get("orders"):
         out["orders"] = {o: check_in_order(sid, inst, prec, opts["seed"] % 1000, o) for o in unit["orders"]}
@@ -109,6 +116,24 @@ def check_unit(unit: dict) -> dict:
             if ev2.certified and ev2.verdict != ev.verdict:
                 out["mismatches"].append({"prec": prec * mult, "verdicts": [ev.verdict, ev2.verdict]})
     return out
+
+
+def lasting(r: dict) -> bool:
+    """A result worth keeping: not a checker error (it may be transient)."""
+    return bool(r.get("invalid")) or r["verdict"] != "error"
+
+
+def belongs(r: dict, unit: dict) -> str | None:
+    """Why a cached result is not ``unit``'s (None: it is)."""
+    if (r["statement"], r["seed"]) != (unit["statement"], unit["options"]["seed"]):
+        return f"it is {r['statement']} at seed {r['seed']}, the unit {unit['statement']} at {unit['options']['seed']}"
+    if r.get("invalid"):
+        return None
+    if r["verdict"] not in VERDICTS or not isinstance(r["certified"], bool) or not isinstance(r["valid"], bool):
+        return f"verdict {r['verdict']!r}"
+    if sorted(r.get("orders", {})) != sorted(unit.get("orders", [])) or not isinstance(r["mismatches"], list):
+        return "its summation orders are not the unit's"
+    return None
 
 
 def check_in_order(sid: str, inst, prec: int, seed: int, order: str) -> dict:
@@ -188,8 +213,9 @@ def main(argv=None) -> int:
 
     os.environ["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in [os.environ.get("PYTHONPATH")] if p])  # Ray workers
     with make_executor(args.executor, address=args.address) as ex:
-        results, _ = cached_map(ex, check_unit, units, [unit_key(u) for u in units],
-                                UnitCache(args.cache) if args.cache else None, on_result=tick)
+        results, _ = cached_map(ex, check_unit, units, units,
+                                UnitCache(args.cache, CODE_ROOTS) if args.cache else None, on_result=tick,
+                                keep=lasting, check=belongs, roots=CODE_ROOTS)
     for (sid, opts), r in zip(draws, results):  # in draw order, whatever the order of completion
         if r.get("invalid"):
             counts["invalid draw"] += 1

@@ -10,6 +10,8 @@ The model is Eq. (2) (:mod:`verifier.model.aot`), the data are token
 sequences (:mod:`verifier.data.sequences`); the instance options are the
 paper's own (``--N --S --d --dh --H --T0 --dataset --conditionals --eps``).
 """
+from fractions import Fraction
+
 from verifier.data.sequences import (
     CONDITIONAL_KINDS,
     DATASET_KINDS,
@@ -18,6 +20,14 @@ from verifier.data.sequences import (
     vary_sequence_options,
 )
 from verifier.statements.registry import Flag, InstanceOptions, register_paper
+
+
+def exact_decimal(text: str) -> Fraction:
+    """A command-line number as the exact decimal it writes (never through float64)."""
+    try:
+        return Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"not a decimal number: {text!r}") from None
 
 # id: (paper reference, summary, depends on)
 CATALOGUE: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -63,7 +73,8 @@ OPTIONS = InstanceOptions(
         Flag("dataset", "--dataset", str, "how the sequences are drawn", DATASET_KINDS),
         Flag("conditionals", "--conditionals", str, "association table (random or distinct targets) or "
              "positive conditionals", CONDITIONAL_KINDS),
-        Flag("eps", "--eps", float, "dana_thm1_eps: the mass epsilon left out"),
+        Flag("eps", "--eps", exact_decimal, "dana_thm1_eps: the mass epsilon left out, in (0, 1) (read as the exact "
+             "decimal written: 0.1 is 1/10)"),
         Flag("seed", "--seed", int, "random seed (default 0)"),
     ),
     make=make_sequence_instance,

@@ -172,7 +172,7 @@ def check_dana_thm1_eps(instance, *, prec: int = 128, seed: int = 0, claim: str 
                                                                            res["V orthogonal (exact)"] else "refuted")],
                         certified=True, method="exact rationals", refutation=FOOTNOTE8,
                         reason=f"det(P1 V P1^T) = {res['det(P1 V P1^T)']}" if res["decision"] is Decision.FALSE else "")
-    eps = DEFAULT_EPS if inst.eps is None else float(inst.eps)
+    eps = DEFAULT_EPS if inst.eps is None else inst.eps  # the exact decimal written (a Fraction), never float64
     rows = heaviest_sequences(inst.prior_rationals(), eps)
     X = inst.H * inst.d_h + inst.d
     hyps = [assumption2(inst), t_eps_hypothesis(inst, eps, X),

@@ -181,7 +181,7 @@ def check_dana_thm2(instance, *, prec: int = 128, seed: int = 0, claim: str = "b
 
 
 # registered after the def (not as a decorator): mutmut 3 mutates plain functions only
-statement("dana_thm2", exists=True, refutes=(BELOW_DKL, T4_STEP, JENSEN_STEP), N=5, S=2, d=3, H=1, conditionals="positive")(check_dana_thm2)
+statement("dana_thm2", conclusion_over="box", exists=True, refutes=(BELOW_DKL, T4_STEP, JENSEN_STEP), N=5, S=2, d=3, H=1, conditionals="positive")(check_dana_thm2)
 
 
 def t4_step(inst, *, seed: int = 0, prec: int = 128) -> dict:

@@ -82,7 +82,7 @@ WEAKENED = Refutation("no-choice-works", "under the caller's weaker C < c_max th
                       "d_KL(pi, L) (dana_thm2's certificate)", variant="c_max: the hypothesis C < 1/2 weakened")
 
 
-@statement("dana_thm2_small_c", exists=True, refutes=(SMALL_C_BELOW_DKL, WEAKENED), N=900, S=2, d=880, d_h=1, H=1, T0=4, conditionals="positive",
+@statement("dana_thm2_small_c", conclusion_over="box", exists=True, refutes=(SMALL_C_BELOW_DKL, WEAKENED), N=900, S=2, d=880, d_h=1, H=1, T0=4, conditionals="positive",
            margin="lower end of the RHS ball (the bound's value)")
 def check_dana_thm2_small_c(instance, *, prec: int = 128, seed: int = 0, c_max: float = 0.5,
                             **options) -> Evidence:

@@ -1,21 +1,28 @@
 """``mha-verify``: list, check, audit, report, errata.
 
 Exit codes: 0 verified, 1 refuted, 2 hypotheses unmet or bad input (one line
-on stderr), 3 inconclusive (the message names the remedy), 4 a checker error,
-130 interrupted.  ``--json`` prints exactly one JSON object on stdout in
-every case (:mod:`verifier.cli.output` holds the contract); no input, however
-bad, produces a traceback.
+on stderr; a size above the memory budget too), 3 inconclusive (the message
+names the remedy), 4 a checker error (a cluster lost or running other code
+too), 130 interrupted (SIGINT), 143 terminated (SIGTERM), 129 hung up
+(SIGHUP).  ``--json`` prints exactly one JSON object on stdout in every case
+(:mod:`verifier.cli.output` holds the contract); no input, however bad,
+produces a traceback.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
+import signal
 import sys
+import threading
 import warnings
 from pathlib import Path
 
-from verifier.cli import listing
-from verifier.cli.output import EXIT_CODES_HELP, Output, silence_stdout
+from verifier.cli import driver, listing, sizes
+from verifier.cli.output import EXIT_CODES_HELP, Output, open_std_streams, silence_stdout, stdout_to_stderr
+from verifier.cli.signals import ENDING_SIGNALS, ending_signal, signals_end_the_run
+from verifier.data import budget
 from verifier.data.instances import CONTEXT_KINDS, DEGENERATE_KINDS
 from verifier.errors import InvalidInstance, NotImplementedStatement, VerifierError
 from verifier.statements import registry
@@ -56,6 +63,9 @@ def _instance_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--exhaustive-limit", dest="exhaustive_limit", type=int, metavar="N",
                    help="exhaust up to N subsets per Kruskal-rank level (default 20000; the work grows with N: about "
                         "a millisecond per subset of 5 vectors, exact and over the data's intervals)")
+    g.add_argument("--max-memory", dest="max_memory", metavar="SIZE",
+                   help="the memory budget the sizes are checked against before anything is built, e.g. 64G "
+                        f"(default {budget.DEFAULT_MAX_MEMORY >> 30}G or this machine's memory, if smaller)")
     writers = ", ".join(sid for sid, st in registry.REGISTRY.items() if st.writes_weights) or "none"
     g.add_argument("--save-weights", dest="save_weights", metavar="PATH.npz",
                    help=f"write the constructed weights (statements that construct weights: {writers})")
@@ -177,6 +187,8 @@ def writable_folder(path: str, flag: str) -> None:
     before any work is done."""
     import tempfile
 
+    if not path.strip():
+        raise InvalidInstance(f"{flag} {path!r}: give a folder name (an empty name is not the current folder)")
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise InvalidInstance(f"{flag} {path}: exists and is not a folder")
@@ -206,7 +218,8 @@ def _parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="run every checker and write the report", epilog=(
         "exit codes: 0 every verdict verified or as declared (the papers' known findings), 1 a new refutation or a "
         "negative control not rejected (--strict: any refutation), 3 a declared finding no longer reproduces, "
-        "4 a checker, figure or section error, 2 bad input"))
+        "4 a checker, figure or section error (a Ray cluster lost, a worker running other code), 2 bad input, "
+        "130 / 143 / 129 interrupted by SIGINT / SIGTERM / SIGHUP"))
     mode = rp.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="seconds to a minute (CI smoke)")
     mode.add_argument("--thorough", action="store_true", help=">= 200 drawn instances per statement")
@@ -257,12 +270,15 @@ def _cmd_check(args, out: Output, audit: bool) -> int:
             writers = ", ".join(s for s, x in registry.REGISTRY.items() if x.writes_weights)
             raise InvalidInstance(f"--save-weights: {args.id} constructs no weights to save; statements that do: "
                                   f"{writers}")
+        if not str(args.save_weights).endswith(".npz"):
+            raise InvalidInstance(f"--save-weights {args.save_weights}: give a file name ending in .npz (numpy "
+                                  "would append it and write another file than the one named)")
         writable_file(args.save_weights, "--save-weights")
     if args.exact_input and args.data is None:
         raise InvalidInstance("--exact-input reads --data; generated instances are exact already")
-    inst = build_instance(args.id, data=args.data, exact_input=args.exact_input, **_option_values(args, args.id))
-    if args.data is not None:
-        _check_against_data(args, inst)
+    inst = sizes.build_within_budget(args.id, st, _option_values(args, args.id), data=args.data,
+                                     exact_input=args.exact_input, max_memory=args.max_memory, build=build_instance,
+                                     agree=lambda inst: _check_against_data(args, inst))  # sizes within the budget
     options = {"save_weights": args.save_weights} if args.save_weights else {}
     if args.exhaustive_limit is not None:
         if args.exhaustive_limit < 0:
@@ -275,7 +291,7 @@ def _cmd_check(args, out: Output, audit: bool) -> int:
     return out.evidence(ev, audit=audit, warned=warned)
 
 
-def _cmd_report(args, out: Output) -> int:
+def _cmd_report(args, out: Output, supervise: bool = False) -> int:
     from verifier.report import build as report
 
     if args.seed < 0:
@@ -287,15 +303,23 @@ def _cmd_report(args, out: Output) -> int:
         raise InvalidInstance("--address needs --executor ray")
     if args.executor == "ray" and importlib.util.find_spec("ray") is None:
         raise InvalidInstance("--executor ray needs Ray: pip install 'mha-verify[cluster]' (or pip install ray)")
+    if args.executor == "ray" and supervise:  # a driver Ray may end from C++: run in a child, watched from here
+        return driver.run_supervised(out, ENDING_SIGNALS)
     mode = "quick" if args.quick else "thorough" if args.thorough else "default"
-    code = report.write_report(out=args.out, mode=mode, seed=args.seed, argv=sys.argv,
-                               summary_stream=sys.stderr if args.json else sys.stdout, strict=args.strict,
-                               executor=args.executor, address=args.address, cache=args.cache)
-    if args.json:
-        import json
+    from verifier.report.executor import ClusterError
 
-        summary = json.loads((Path(args.out) / "results.json").read_text())["summary"]
-        return out.data({"verdict": "report", "exit_code": code, "out": str(args.out), **summary}, "", code)
+    with stdout_to_stderr(out) if args.json else contextlib.nullcontext():  # stdout: the one JSON object alone
+        try:
+            code = report.write_report(out=args.out, mode=mode, seed=args.seed, argv=sys.argv,
+                                       summary_stream=sys.stderr if args.json else sys.stdout, strict=args.strict,
+                                       executor=args.executor, address=args.address, cache=args.cache)
+        except ClusterError as exc:  # a cluster lost, a worker running other code: no report, one line
+            return out.fail("error", str(exc), command=args.cmd)
+        if args.json:
+            import json
+
+            summary = json.loads((Path(args.out) / "results.json").read_text())["summary"]
+            return out.data({"verdict": "report", "exit_code": code, "out": str(args.out), **summary}, "", code)
     return code
 
 
@@ -313,8 +337,17 @@ def _cmd_errata(args, out: Output) -> int:
 
 
 def main(argv=None) -> int:
+    supervise = driver.should_supervise(argv)
     argv = list(sys.argv[1:] if argv is None else argv)
+    open_std_streams()
     out = Output(json_mode="--json" in argv)
+    with signals_end_the_run():
+        code = _main(argv, out, supervise)
+    driver.record_status(code)  # a supervised Ray driver: its outcome is printed (driver.py)
+    return code
+
+
+def _main(argv: list, out: Output, supervise: bool = False) -> int:
     try:
         try:
             args = _parser().parse_args(argv)
@@ -330,7 +363,7 @@ def main(argv=None) -> int:
                 return _cmd_check(args, out, audit=args.cmd == "audit")
             if args.cmd == "errata":
                 return _cmd_errata(args, out)
-            return _cmd_report(args, out)
+            return _cmd_report(args, out, supervise)
         except NotImplementedStatement as exc:
             return out.fail("not-implemented", str(exc), statement=getattr(args, "id", None), command=args.cmd)
         except (InvalidInstance, VerifierError) as exc:
@@ -338,8 +371,15 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # stdout closed (| head): the verdict's code stands
         silence_stdout()
         return out.code if out.code is not None else 0
-    except KeyboardInterrupt:
-        return out.fail("interrupted", "interrupted")
+    except KeyboardInterrupt as exc:
+        for s in ENDING_SIGNALS:  # one line, one JSON object: a second signal cannot interrupt them
+            signal.signal(s, signal.SIG_IGN) if threading.current_thread() is threading.main_thread() else None
+        if out.code is not None:
+            return out.code  # the result was already printed: it stands
+        signum = ending_signal(exc)
+        name = signal.Signals(signum).name
+        return out.fail("interrupted", f"interrupted by {name}" if signum != signal.SIGINT else "interrupted",
+                        code=128 + signum)
     except Exception as exc:  # noqa: BLE001 - a bug in the verifier: one line, never a traceback
         if out.code is not None:
             return out.code  # the result was already printed

@@ -8,7 +8,11 @@
   neither verified nor refuted (bad input, hypotheses unmet, inconclusive,
   checker error);
 * the exit code is decided before anything is printed, so a closed pipe
-  (``mha-verify check ... | head -1``) cannot change it;
+  (``mha-verify check ... | head -1``) or a closed stdout (``>&-``) cannot
+  change it;
+* while a report runs under ``--json``, whatever else writes to stdout (a
+  library, Ray and its child processes) goes to stderr
+  (:func:`stdout_to_stderr`): stdout holds the one JSON object alone;
 * warnings raised while checking go into the output (JSON ``warnings``), not
   to stderr.
 
@@ -24,12 +28,13 @@ import json
 import os
 import sys
 
-#: exit codes of the outcomes that are not a statement's verdict
+#: exit codes of the outcomes that are not a statement's verdict (a signal: 128 + its number)
 OUTCOME_CODES = {"bad-input": 2, "not-implemented": 2, "error": 4, "interrupted": 130}
-EXIT_CODES_HELP = ("exit codes: 0 verified, 1 refuted, 2 hypotheses unmet or bad input or an unknown / "
-                   "unimplemented statement (one line on stderr), 3 inconclusive (the message names the remedy, "
-                   "e.g. raise --prec), 4 checker error, 130 interrupted; with --json stdout holds exactly one JSON "
-                   "object in every case")
+EXIT_CODES_HELP = ("exit codes: 0 verified, 1 refuted, 2 hypotheses unmet or bad input (a size above the memory "
+                   "budget too) or an unknown / unimplemented statement (one line on stderr), 3 inconclusive (the "
+                   "message names the remedy, e.g. raise --prec), 4 checker error (a cluster lost or running other "
+                   "code too), 130 interrupted (SIGINT), 143 terminated (SIGTERM), 129 hung up (SIGHUP); with --json "
+                   "stdout holds exactly one JSON object in every case")
 
 
 def headline(ev) -> str:
@@ -124,7 +129,7 @@ class Output:
             self.stream.write(text + "\n")
             self.stream.flush()
         except BrokenPipeError:
-            silence_stdout()
+            silence_stdout(self.stream)
 
     def _err(self, line: str) -> None:
         line = " ".join(str(line).split())  # one line, whatever the message held
@@ -135,11 +140,66 @@ class Output:
             pass
 
 
-def silence_stdout() -> None:
-    """Point stdout at /dev/null (after EPIPE) so the interpreter's final
-    flush cannot fail and change the exit code."""
+class stdout_to_stderr:
+    """While the body runs, stdout -- ``sys.stdout`` and file descriptor 1,
+    which child processes inherit -- writes to stderr; ``output.stream``
+    keeps the real stdout for the one JSON object.  Restored on exit."""
+
+    def __init__(self, output: Output):
+        self.output = output
+
+    def __enter__(self):
+        self.saved_obj, self.saved_fd = sys.stdout, None
+        self.output.stream = sys.stdout
+        try:
+            fd = sys.stdout.fileno()
+            sys.stdout.flush()
+            self.saved_fd = os.dup(fd)
+            os.dup2(sys.stderr.fileno(), fd)
+            self.output.stream = os.fdopen(os.dup(self.saved_fd), "w")
+        except (AttributeError, OSError, ValueError):  # not a real file (a test's capture): Python's level only
+            self.saved_fd = None
+        sys.stdout = sys.stderr
+        return self
+
+    def __exit__(self, *exc) -> None:
+        sys.stdout = self.saved_obj
+        if self.saved_fd is not None:
+            try:
+                self.output.stream.close()
+            except (BrokenPipeError, OSError, ValueError):
+                pass
+            try:
+                os.dup2(self.saved_fd, sys.stdout.fileno())
+                os.close(self.saved_fd)
+            except (OSError, ValueError):
+                pass
+        self.output.stream = sys.stdout
+
+
+def open_std_streams() -> None:
+    """A stdout or stderr closed before the start (``>&-``): pointed at
+    /dev/null, so nothing can fail on it and no file opened later takes its
+    descriptor; the exit code is the verdict's all the same."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+            if getattr(sys, name) is not None:
+                continue
+        except OSError:
+            nul = os.open(os.devnull, os.O_WRONLY)
+            if nul != fd:
+                os.dup2(nul, fd)
+                os.close(nul)
+        setattr(sys, name, open(fd, "w", closefd=False))
+
+
+def silence_stdout(stream=None) -> None:
+    """Point stdout (or ``stream``) at /dev/null (after EPIPE) so the
+    interpreter's final flush cannot fail and change the exit code."""
     try:
         fd = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(fd, sys.stdout.fileno())
+        os.dup2(fd, (stream or sys.stdout).fileno())
+        os.close(fd)
     except (OSError, ValueError, AttributeError):
         pass

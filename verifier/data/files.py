@@ -47,6 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
+from verifier.data.budget import check_npz_members
 from verifier.data.precision import ArrayPrecision, array_precision
 from verifier.errors import InvalidInstance
 
@@ -135,6 +136,7 @@ def _read_npz(p: Path, required, optional) -> dict:
         _fail(p, "a single .npy array; save an .npz with named arrays (np.savez(path, name=array, ...))")
     if not zipfile.is_zipfile(p):
         _fail(p, "not an .npz archive (not a zip file) and not .json")
+    check_npz_members(p)  # every member an .npy, the declared sizes within the memory budget, nothing read yet
     out = {}
     try:
         with np.load(p, allow_pickle=False) as f:
@@ -143,6 +145,9 @@ def _read_npz(p: Path, required, optional) -> dict:
             bad = [m for m in members if not m.endswith(".npy")]
             if bad:
                 _fail(p, f"member '{bad[0]}' is not an .npy array")
+            twice = sorted({m for m in members if members.count(m) > 1})
+            if twice:
+                _fail(p, f"member '{twice[0]}' appears twice (which one is meant?)")
             _check_names(p, names, required, optional)
             for k in names:
                 try:

@@ -278,10 +278,11 @@ def from_sequences(sequences, *, N: int, targets=None, conditionals=None, prior=
     if prior is None:
         w = np.ones(T0, dtype=np.int64)
     else:
-        try:
-            w = _numbers("prior", np.reshape(np.asarray(prior), (1, -1)), (1, T0))[0]
-        except ValueError as exc:
-            raise InvalidInstance(f"array 'prior' must hold T0 = {T0} weights: {exc}") from None
+        prior = np.asarray(prior)
+        if prior.shape != (T0,):
+            raise InvalidInstance(f"array 'prior' has shape {prior.shape}; expected (T0,) = ({T0},): one weight per "
+                                  "sequence")
+        w = _numbers("prior", prior[None, :], (1, T0))[0]
     if np.any(w <= 0):
         raise InvalidInstance("the prior must be positive on every listed sequence (it lists the support)")
     prior_given = GivenNumbers(w, array_precision(w, exact=exact))

@@ -147,6 +147,8 @@ def load_sequences(path, *, d: int = 2, d_h: int | None = None, H: int = 1, eps:
     N = integer_values("N", f.values("N"), exact=exact_input)
     if N.size != 1:
         raise InvalidInstance(f"{p.name}: N must be one integer, got shape {N.shape}")
+    if eps is not None and not 0 < eps < 1:
+        raise InvalidInstance(f"eps = {eps} must lie in (0, 1)")
     inst = from_sequences(f.values("sequences"), N=int(N.reshape(-1)[0]), targets=f.values("targets"),
                           conditionals=f.values("conditionals"), prior=f.values("prior"), d=d, d_h=d_h, H=H,
                           kind="user", seed=None, source=f"file:{p.name}", exact=exact_input, normalize=False)

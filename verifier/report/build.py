@@ -99,7 +99,8 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     instances run on ``executor`` (:mod:`.executor`: "local", "ray" at
     ``address``, or an executor object), each one's result cached in the
     folder ``cache`` when given (:mod:`.sweep`: a rerun computes only what is
-    missing); neither changes results.json."""
+    missing; ``cache`` a folder or a :class:`~.cache.UnitCache`; run.json lists the
+    entries it rejected and recomputed); neither changes results.json."""
     import sys
 
     from verifier.report import environment, markdown
@@ -122,17 +123,18 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     out.mkdir(parents=True, exist_ok=True)
     controls = {}
     bar = Progress("checks", MODES[mode] * len(plans), unit=f"instances of {len(plans)} statements", quiet=quiet)
+    store = None if cache is None else cache if isinstance(cache, UnitCache) else UnitCache(cache)
     ex = make_executor(executor, address=address) if isinstance(executor, str) else executor
     try:
         runs, units = run_statements(plans, seed=seed, count=MODES[mode], prec=prec, executor=ex,
-                                     cache=None if cache is None else UnitCache(cache), progress=bar)
+                                     cache=store, progress=bar)
         _phase(phases, "checks", bar)
         real_sids = [s for s in report_real.STATEMENTS if s in plans]
         real = mode == "thorough" and bool(real_sids)  # the real-size profile: thorough mode only
         bar = Progress("real sizes", len(report_real.profile_draws(seed=seed)) * len(real_sids) if real else 0,
                        unit="units of drawn real-size instances", quiet=quiet)
         real_sizes = report_real.run_profile(mode if real else "default", seed=seed, executor=ex, statements=real_sids,
-                                             cache=None if cache is None else UnitCache(cache), progress=bar)
+                                             cache=store, progress=bar)
         if real:
             _phase(phases, "real sizes", bar)
         bar = Progress("negative controls", sum(len(reg[s].controls) for s in plans), unit="controls", quiet=quiet)
@@ -148,7 +150,7 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
         bar = Progress("experiments", n_exp, unit="experiments", quiet=quiet)
         experiments = report_experiments.run_experiments(out, mode=mode, seed=seed, progress=bar,
                                                          only=None if statements is None else (), executor=ex,
-                                                         cache=None if cache is None else UnitCache(cache))
+                                                         cache=store)
         _phase(phases, "experiments", bar)
     finally:
         if isinstance(executor, str):
@@ -194,6 +196,7 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
                                   statement_seconds={r["id"]: r["seconds"] for r in rows},
                                   extra={"executor": ex.name, "units": units,
                                          "experiment_units": experiments.get("units"),
+                                         **({"cache": store.facts()} if store is not None else {}),
                                          "named_instance_seconds": {r["key"]: r.get("seconds", {})
                                                                     for r in named["rows"]},
                                          **({"real_size_seconds": report_real.seconds_of(real_sizes),
@@ -219,7 +222,19 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     (out / "index.html").write_text(report_real.insert_html(page, results.get("real_sizes", {})))
     (out / "run.json").write_text(json.dumps(facts, sort_keys=True, indent=1) + "\n")
     counts = ", ".join(f"{v} {k}" for k, v in results["summary"]["status_counts"].items())
-    print(f"mha-verify report ({mode}, seed {seed}): {counts}; {facts['duration_seconds']:.0f} s; "
-          f"wrote {out / 'index.html'} (exit {code})", file=summary_stream or sys.stdout)
-    print(report_findings.errata_line(found), file=summary_stream or sys.stdout)  # the last line: known errata
+    if store is not None and store.rejected and not quiet:
+        print(f"mha-verify report: {len(store.rejected)} cache entries did not match their units and were "
+              "recomputed (run.json: cache.rejected)", file=sys.stderr)
+    _say([f"mha-verify report ({mode}, seed {seed}): {counts}; {facts['duration_seconds']:.0f} s; "
+          f"wrote {out / 'index.html'} (exit {code})",
+          report_findings.errata_line(found)], summary_stream or sys.stdout)  # the last line: known errata
     return code
+
+
+def _say(lines: list[str], stream) -> None:
+    """The summary lines; a closed stream loses them, never the exit code (the files are written)."""
+    try:
+        for line in lines:
+            print(line, file=stream, flush=True)
+    except (BrokenPipeError, OSError, ValueError, AttributeError):
+        pass

@@ -73,14 +73,14 @@ def run_experiments(out, *, mode: str, seed: int, progress=None, only=None, exec
         todo.append(eid)
     ex = executor or LocalExecutor()
     placement, resources = ex.training_placement()
-    keys = [experiment_key(eid, scale=scale, seed=seed, placement=placement) for eid in todo]
+    inputs = [experiment_inputs(eid, scale=scale, seed=seed, placement=placement) for eid in todo]
 
     def tick(i: int, _result) -> None:
         if progress:
             progress.step(todo[i])
 
-    units, counts = cached_map(ex, functools.partial(experiment_unit, scale=scale, seed=seed), todo, keys, cache,
-                          on_result=tick, resources=resources, keep=_lasting)
+    units, counts = cached_map(ex, functools.partial(experiment_unit, scale=scale, seed=seed), todo, inputs, cache,
+                               on_result=tick, resources=resources, keep=lasting, check=belongs, backend=False)
     rows = {}
     for eid in exps:  # the catalogue's order, whatever order the units completed in
         if eid in kept_rows:
@@ -94,21 +94,40 @@ def run_experiments(out, *, mode: str, seed: int, progress=None, only=None, exec
     return {"scale": scale, "experiments": rows, "pngs": pngs, "carried_over": carried, "units": counts}
 
 
-def _lasting(row: dict) -> bool:
+def lasting(row: dict) -> bool:
     """A result worth keeping: not an error (it may be transient) nor skipped (the missing
     package may be installed before the rerun; neither is in the key)."""
     return row.get("status") not in ("error", "skipped")
 
 
-def experiment_key(eid: str, *, scale: str, seed: int, placement: str = "") -> str:
-    """The cache key of one experiment's run: its id, scale and seed, where it trains
-    (``placement``: "gpu" when the executor gives it a GPU, else the device this process
-    would train on) and the code (:func:`~.cache.unit_key`)."""
+def experiment_inputs(eid: str, *, scale: str, seed: int, placement: str = "") -> dict:
+    """What one experiment's run depends on besides the environment: its id, scale and
+    seed, where it trains (``placement``: "gpu" when the executor gives it a GPU, else the
+    device this process would train on)."""
     from verifier.experiments.devices import training_device
-    from verifier.report.cache import unit_key
 
-    return unit_key({"kind": "experiment", "experiment": eid, "scale": scale, "seed": seed,
-                     "device": placement or training_device().type})
+    return {"kind": "experiment", "experiment": eid, "scale": scale, "seed": seed,
+            "device": placement or training_device().type}
+
+
+def experiment_key(eid: str, *, scale: str, seed: int, placement: str = "") -> str:
+    """The cache key of one experiment's run: :func:`experiment_inputs` with the code, the
+    CPU kernels and the packages (:func:`~.cache.unit_key`)."""
+    from verifier.report.cache import environment, unit_key
+
+    return unit_key(experiment_inputs(eid, scale=scale, seed=seed, placement=placement),
+                    env=environment(backend=False))  # the device is in the inputs: a GPU worker is not "another backend"
+
+
+def belongs(row: dict, unit: dict) -> str | None:
+    """Why a cached row is not ``unit``'s experiment (None: it is)."""
+    if (row["id"], row["seed"]) != (unit["experiment"], unit["seed"]):
+        return f"the row is {row['id']!r} at seed {row['seed']!r}, the unit {unit['experiment']!r} at {unit['seed']!r}"
+    if row["status"] not in catalogue.STATUSES:
+        return f"status {row['status']!r}"
+    if len(row["figures"]) != len(row["png_base64"]) or not all(isinstance(f["name"], str) for f in row["figures"]):
+        return "its figures and their images do not pair"
+    return None
 
 
 def experiment_unit(eid: str, *, scale: str, seed: int) -> dict:

@@ -35,10 +35,11 @@ import mpmath
 from verifier.arith.compare import workprec
 from verifier.data.instances import make_instance
 from verifier.data.size_profiles import REAL_MAX, SizeDraw, seeded_real_sizes
-from verifier.report.cache import UnitCache, cached_map, unit_key
+from verifier.report.cache import UnitCache, cached_map
 from verifier.report.executor import LocalExecutor
 from verifier.report.sweep import AMBIENT_PREC
 from verifier.statements import registry
+from verifier.statements.evidence import VERDICTS
 from verifier.statements.runner import run_check
 
 STATEMENTS = ("theorem1", "proposition1", "proposition2")
@@ -112,6 +113,17 @@ def run_unit(unit: dict) -> dict:
     return out
 
 
+def belongs(result: dict, unit: dict) -> str | None:
+    """Why a cached result is not ``unit``'s (None: it is)."""
+    if result["statement"] != unit["statement"]:
+        return f"the result is {result['statement']!r}'s, not {unit['statement']!r}'s"
+    if result["verdict"] not in VERDICTS or not isinstance(result["hypotheses"], dict):
+        return f"verdict {result['verdict']!r}"
+    if not isinstance(result["T"], int) or (unit["options"].get("T") not in (None, result["T"])):
+        return f"T = {result['T']!r}, the unit's {unit['options'].get('T')!r}"
+    return None
+
+
 def run_profile(mode: str, *, seed: int, executor=None, cache: UnitCache | None = None, progress=None,
                 draws: list[SizeDraw] | None = None, statements=STATEMENTS) -> dict:
     """The section's data: in thorough mode each of ``statements`` on every
@@ -129,8 +141,8 @@ def run_profile(mode: str, *, seed: int, executor=None, cache: UnitCache | None 
         if progress:
             progress.step(f"{r['statement']} T={r['T']}")
 
-    results, stats = cached_map(executor or LocalExecutor(), run_unit, units, [unit_key(u) for u in units], cache,
-                                on_result=step)
+    results, stats = cached_map(executor or LocalExecutor(), run_unit, units, units, cache, on_result=step,
+                                keep=lambda r: r["verdict"] != "error", check=belongs)
     rows = []
     for i, s in enumerate(draws):
         got = results[i * len(sids):(i + 1) * len(sids)]

@@ -24,12 +24,12 @@ import mpmath
 
 from verifier.arith.compare import workprec
 from verifier.errors import InvalidInstance
-from verifier.report.cache import UnitCache, cached_map, unit_key
+from verifier.report.cache import UnitCache, cached_map
 from verifier.report.executor import LocalExecutor
 from verifier.report.plans import iter_plans, reproduce_command
 from verifier.report.rows import PREC, _record
 from verifier.statements import registry
-from verifier.statements.evidence import error_evidence
+from verifier.statements.evidence import VERDICTS, error_evidence
 from verifier.statements.runner import build_instance, run_check
 
 UNIT_KIND = "statement-instance"
@@ -71,6 +71,35 @@ def run_unit(unit: dict) -> dict:
     return _plain(out)
 
 
+def lasting(result: dict) -> bool:
+    """A unit's result worth keeping: not a checker error (a transient failure, memory
+    running out); a drawn instance the statement refuses is kept (the refusal depends on
+    the inputs and the environment, both in the key)."""
+    return "invalid" in result or result["evidence"]["verdict"] != "error"
+
+
+def belongs(result: dict, unit: dict) -> str | None:
+    """Why a cached result is not ``unit``'s (None: it is): the statement, the
+    instance (options, fingerprint, seed) and a verdict that agrees with its row."""
+    ev, rec = result["evidence"], result["record"]
+    if set(result) - {"record", "evidence", "invalid"}:
+        return f"unexpected fields {sorted(set(result) - {'record', 'evidence', 'invalid'})}"
+    if ev["statement"] != unit["statement"]:
+        return f"the evidence is {ev['statement']!r}'s, not {unit['statement']!r}'s"
+    if rec["options"] != unit["options"]:
+        return "the row is another instance's"
+    inst = ev.get("instance") or {}
+    if "seed" in inst and "seed" in unit["options"] and inst["seed"] != unit["options"]["seed"]:
+        return f"the instance has seed {inst['seed']}, the unit {unit['options']['seed']}"
+    if rec["fingerprint"] != inst.get("sha256_16"):
+        return "the row's instance fingerprint is not the evidence's"
+    if ev["verdict"] not in VERDICTS or (rec["verdict"], rec["certified"]) != (ev["verdict"], ev["certified"]):
+        return f"the row says {rec['verdict']!r}, the evidence {ev['verdict']!r}"
+    if "invalid" in result and not isinstance(result["invalid"], str):
+        return "a refusal without its reason"
+    return None
+
+
 def assemble(sid: str, tried: list[tuple[dict, dict]]) -> dict:
     """The statement's run (as :func:`.rows.run_statement`) from its units'
     results in plan order: the first is the audit; a later refused draw is
@@ -109,13 +138,11 @@ def run_statements(sids, *, seed: int, count: int, prec: int = PREC, executor=No
         if not batch:
             break
         units = [unit_inputs(sid, opts, prec) for sid, opts in batch]
-        keys = [unit_key(u) for u in units]
-
         def step(i: int, r: dict, batch=batch) -> None:
             if progress and "invalid" not in r:
                 progress.step(batch[i][0])
 
-        results, st = cached_map(executor, unit_fn, units, keys, cache, on_result=step)
+        results, st = cached_map(executor, unit_fn, units, units, cache, on_result=step, keep=lasting, check=belongs)
         for (sid, opts), r in zip(batch, results):
             first = not tried[sid]
             tried[sid].append((opts, r))

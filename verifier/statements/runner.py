@@ -170,8 +170,8 @@ def _over_stored_values(st, ev: Evidence, instance) -> Evidence:
         return ev
     reason = (f"undecided at the data's precision: verified on the values stored ({ev.reason or 'certified'}); "
               f"this checker certifies its conclusion for the stored values only, not for every value the data "
-              f"stand for ({instance.precision.describe('contexts', 'queries')}); --exact-input if the stored "
-              "values are exact")
+              f"stand for ({instance.summary().get('reading', 'read at their precision')}); --exact-input if the "
+              "stored values are exact")
     return replace(ev, verdict="inconclusive", certified=False, reason=reason)
 
 

@@ -224,3 +224,46 @@ def test_an_adversary_with_a_non_uniform_prior_inside_the_intervals(dt, signs, s
         correct = next(s.data["correct sequences"] for s in ev.trail if "correct sequences" in s.data)
         acc = sum((real[t] for t in correct), Fraction(0)) / sum(real)
         assert acc >= accuracy_bound(3, inst.T0, inst.H * inst.d_h + inst.d)
+
+
+def test_eps_is_the_exact_decimal_written_and_checked_with_data(tmp_path, capsys):
+    """--eps 0.1 is 1/10, not float64(0.1) (slightly above): with weights 10, 8, 1, 1 the two heaviest
+    carry exactly 9/10 = 1 - 1/10, not more, so T_eps = 3 > H d_h + d = 2 (found by an adversarial test);
+    an eps outside (0, 1) is bad input with a file too; a prior of the wrong shape is refused."""
+    import json
+
+    from verifier.cli import main
+
+    path = tmp_path / "f3.json"
+    path.write_text(json.dumps({"N": 2, "sequences": [[0, 0], [0, 1], [1, 0], [1, 1]],
+                                "conditionals": [[0.5, 0.5], [0.25, 0.75], [0.75, 0.25], [0.125, 0.875]],
+                                "prior": [10, 8, 1, 1]}))
+    base = ["check", "dana_thm1_eps", "--data", str(path), "--d", "1", "--dh", "1", "--H", "1", "--json"]
+    assert main(base + ["--eps", "0.1"]) == 2
+    assert json.loads(capsys.readouterr().out)["verdict"] == "hypotheses-unmet"
+    for bad in ("5", "1", "-1", "nan", "inf"):
+        assert main(base + ["--eps", bad]) == 2
+        assert json.loads(capsys.readouterr().out)["verdict"] == "bad-input"
+    shaped = tmp_path / "f4.npz"
+    np.savez(shaped, N=np.int64(4), sequences=np.array([[0, 1], [1, 2], [2, 3], [3, 0]]),
+             targets=np.array([1, 2, 3, 0]), prior=np.array([[1, 1], [1, 1]]))
+    assert main(["check", "dana_corollary2", "--data", str(shaped), "--d", "2", "--dh", "1", "--H", "1",
+                 "--json"]) == 2
+    assert "shape" in json.loads(capsys.readouterr().out)["message"]
+
+
+def test_a_verified_check_on_float_data_never_errors(tmp_path, capsys):
+    """The runner's rule for conclusions certified on the stored values reads any paper's instance
+    (a float prior once raised AttributeError, exit 4)."""
+    import json
+
+    from verifier.cli import main
+
+    path = tmp_path / "f1.npz"
+    np.savez(path, N=np.int64(4), sequences=np.array([[0, 1], [1, 2], [2, 3]]), targets=np.array([1, 2, 3]),
+             prior=np.array([0.25, 0.25, 0.5]))
+    for sid in ("dana_corollary1", "dana_prop1", "dana_lemma2", "dana_thm1_eps0", "dana_contrib1"):
+        code = main(["check", sid, "--data", str(path), "--d", "2", "--dh", "1", "--H", "1", "--json"])
+        out = json.loads(capsys.readouterr().out)
+        assert code in (0, 1, 2, 3) and out["verdict"] != "error", (sid, out)
+        assert out["verdict"] != "verified" or out.get("certified"), sid

@@ -80,7 +80,7 @@ def test_npz_reading_and_refusals(tmp_path):
     with zipfile.ZipFile(odd, "w") as z:
         z.writestr("contexts.npy", b"not an npy")
         z.writestr("notes.txt", "hello")
-    with pytest.raises(InvalidInstance, match="not an .npy"):
+    with pytest.raises(InvalidInstance, match="not an .npy|not a valid .npy"):
         read_data_file(odd, required=REQ, optional=OPT)
 
 
@@ -99,3 +99,23 @@ def test_the_reading_is_reported(tmp_path):
     p = write_json(tmp_path, json.dumps({"contexts": [[[1, 2]]], "queries": [[0.5, 1]]}))
     f = read_data_file(p, required=REQ, optional=OPT)
     assert "JSON numbers" in f.reading["queries"] and "exact" in f.reading["queries"]
+
+
+def test_an_npz_member_given_twice_is_refused(tmp_path):
+    import io
+    import warnings
+
+    def npy(a):
+        b = io.BytesIO()
+        np.save(b, a)
+        return b.getvalue()
+
+    p = tmp_path / "twice.npz"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with zipfile.ZipFile(p, "w") as z:
+            z.writestr("contexts.npy", npy(np.ones((1, 1, 2))))
+            z.writestr("queries.npy", npy(np.ones((1, 2))))
+            z.writestr("queries.npy", npy(np.zeros((1, 2))))
+    with pytest.raises(InvalidInstance, match="appears twice"):
+        read_data_file(p, required=REQ, optional=OPT)

@@ -88,3 +88,31 @@ def test_experiment_key_depends_on_what_the_run_depends_on():
               rexp.experiment_key("fig2a", scale="quick", seed=1, placement="cpu"),
               rexp.experiment_key("fig2a", scale="quick", seed=0, placement="gpu")}
     assert k not in others and len(others) == 4
+
+
+def test_an_edited_or_misplaced_experiment_entry_is_recomputed(demo, tmp_path, monkeypatch):
+    """Issue 36: an experiment's status edited in its cache file, or another unit's row under
+    its key, is run again (the entry is listed as rejected), never served."""
+    from verifier.report.cache import UnitCache, digest
+
+    calls = []
+    real = catalogue.run_experiment
+    monkeypatch.setattr(catalogue, "run_experiment", lambda eid, **kw: calls.append(eid) or real(eid, **kw))
+    cache = UnitCache(tmp_path / "cache")
+    first = rexp.run_experiments(tmp_path / "a", mode="quick", seed=3, cache=cache)
+    path = cache.path(rexp.experiment_key("demo_ok", scale="quick", seed=3))
+    entry = json.loads(path.read_text())
+    entry["result"]["status"] = "not reproduced"
+    path.write_text(json.dumps(entry))
+    for forged in (False, True):
+        if forged:  # the digest made to match, the row given another seed: not the unit's
+            entry["result"].update(status="reproduced", seed=4)
+            entry["digest"] = digest(entry["result"])
+            path.write_text(json.dumps(entry))
+        calls.clear()
+        fresh = UnitCache(cache.root)
+        again = rexp.run_experiments(tmp_path / "b", mode="quick", seed=3, cache=fresh)
+        assert "demo_ok" in calls and again["experiments"]["demo_ok"]["status"] == "reproduced"
+        assert json.dumps(again["experiments"]["demo_ok"]) == json.dumps(first["experiments"]["demo_ok"])
+        (rej,) = fresh.rejected
+        assert ("seed" if forged else "digest") in rej["reason"]

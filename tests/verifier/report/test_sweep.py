@@ -99,7 +99,7 @@ def test_a_corrupt_cache_file_is_recomputed(tmp_path):
     cache = UnitCache(tmp_path)
     out, stats = cached_map(LocalExecutor(), abs, [-1, -2], ["a", "b"], cache)
     assert out == [1, 2] and stats == {"cached": 0, "computed": 2}
-    cache.path("a").write_text('{"key": "a", "resu')  # a torn file (os.replace never leaves one)
+    cache.path(unit_key("a")).write_text('{"key": "a", "resu')  # a torn file (os.replace never leaves one)
     out, stats = cached_map(LocalExecutor(), abs, [-1, -2], ["a", "b"], cache)
     assert out == [1, 2] and stats == {"cached": 1, "computed": 1}
     out, stats = cached_map(LocalExecutor(), abs, [-3, -3], ["c", "c"], None)  # equal keys run once

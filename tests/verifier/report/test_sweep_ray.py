@@ -138,3 +138,80 @@ def test_experiments_on_ray_equal_local(cluster, tmp_path):
     assert plain(on_ray["experiments"]) == plain(local["experiments"]) and on_ray["pngs"] == local["pngs"]
     assert list(on_ray["experiments"]) == list(local["experiments"])  # the catalogue's order, not completion's
     assert sorted(on_ray["experiments"]) == sorted(only)
+
+
+def test_a_worker_in_another_environment_is_refused_and_nothing_is_cached(cluster, tmp_path):
+    """Issue 36: a worker whose CPU kernels differ from the driver's (here set for its tasks
+    alone) is an error naming both, before any of its results is used or cached."""
+    import itertools
+
+    from verifier.report.cache import cached_map
+    from verifier.report.executor import WorkerMismatch
+    from verifier.report.plans import iter_plans
+
+    units = [sweep.unit_inputs("lemma2", o, 128) for o in itertools.islice(iter_plans("lemma2", seed=0), 2)]
+    cache, used = UnitCache(tmp_path), []
+    env = {"PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[3]), os.environ.get("PYTHONPATH", "")]),
+           "ATEN_CPU_CAPABILITY": "default"}
+    with pytest.raises(WorkerMismatch) as err:
+        cached_map(cluster, sweep.run_unit, units, units, cache, on_result=lambda i, r: used.append(i),
+                   resources={"runtime_env": {"env_vars": env}})
+    assert "ATEN_CPU_CAPABILITY" in str(err.value) and '"default"' in str(err.value)
+    assert used == [] and cache.keys() == set()
+
+
+ROOT = Path(__file__).resolve().parents[3]
+FAST_HEALTH = {"RAY_health_check_period_ms": "500", "RAY_health_check_failure_threshold": "2",
+               "RAY_health_check_initial_delay_ms": "0"}
+KILL_RAYLET = """
+import functools, os, signal, sys, time
+from pathlib import Path
+from verifier.report import build, sweep
+from verifier.cli import main
+
+def kill_raylet(unit):
+    if b"raylet" in Path(f"/proc/{os.getppid()}/cmdline").read_bytes():
+        os.kill(os.getppid(), signal.SIGKILL)  # this worker's raylet
+    time.sleep(120)
+
+build.run_statements = functools.partial(sweep.run_statements, unit_fn=kill_raylet)
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc: Linux")
+def test_a_raylet_dying_under_the_report_is_exit_4_with_one_line(tmp_path):
+    """Ray's core ends its driver with exit code 1 when the raylet dies: the report runs its
+    driver as a child, and the command ends with 4, one line, one JSON object; Ray's own
+    messages go to stderr."""
+    import subprocess
+
+    p = subprocess.run([sys.executable, "-c", KILL_RAYLET, "report", "--quick", "--out", str(tmp_path / "out"),
+                        "--executor", "ray", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                       env={**os.environ, **FAST_HEALTH, "PYTHONPATH": str(ROOT)})
+    assert p.returncode == 4, (p.returncode, p.stderr[-3000:])
+    obj = json.loads(p.stdout)
+    assert obj["verdict"] == "error" and obj["exit_code"] == 4 and "cluster was lost" in obj["message"]
+    assert p.stderr.rstrip().splitlines()[-1].startswith("mha-verify: error: the Ray driver process ended")
+    assert "Traceback" not in p.stderr and "(raylet)" not in p.stdout
+
+
+def test_sigterm_under_ray_is_143_with_one_line(tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    cache = tmp_path / "cache"
+    p = subprocess.Popen([sys.executable, "-m", "verifier.cli", "report", "--quick", "--out", str(tmp_path / "out"),
+                          "--executor", "ray", "--cache", str(cache), "--json"], cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    deadline = time.monotonic() + 300
+    while not list(cache.glob("*.json")) and p.poll() is None and time.monotonic() < deadline:  # Ray is computing
+        time.sleep(0.1)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 143, (p.returncode, err[-3000:])
+    obj = json.loads(out)
+    assert obj["verdict"] == "interrupted" and obj["exit_code"] == 143
+    assert "mha-verify: interrupted by SIGTERM" in err.splitlines() and "Traceback" not in err
