@@ -123,8 +123,8 @@ def build_weight_trials(instance, *, seed: int = 0) -> list[tuple[str, np.ndarra
 def measure_weights(instance, W_K, W_Q, null_vectors, *, prec: int, k=None) -> dict:
     """S and Z in balls; S v for the null vectors; certified/numerical rank of Z."""
     with workprec(prec):
-        S = scores_ball(instance.contexts, instance.queries, W_K, W_Q)
-        Z = feature_matrix_from_scores_ball(instance.contexts, S)
+        S = scores_ball(*instance.balls(), W_K, W_Q)  # balls: the values given
+        Z = feature_matrix_from_scores_ball(instance.balls()[0], S)
         ann = ball_annihilation(stack_scores(S), null_vectors) if null_vectors else None
     lb = certify_rank_lower_bound(Z, k, prec=prec)
     return {"annihilation": ann, "rank_lower": lb, "numerical_rank": numerical_rank(Z)}

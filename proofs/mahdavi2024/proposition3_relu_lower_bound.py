@@ -61,7 +61,7 @@ from verifier.data.instances import from_arrays, make_instance, rng_for
 from verifier.errors import InvalidInstance
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude, hypothesis_from_evidence
 from verifier.statements.refutations import Refutation
-from verifier.statements.registry import negative_control, statement
+from verifier.statements.registry import derived, negative_control, statement
 
 from .assumption1_query_kruskal_rank import check_assumption1, n_less_than_d
 from .assumption2_context_rank import check_assumption2
@@ -190,7 +190,7 @@ LIFTED_REACHABLE = Refutation("failed-construction", "the paper's lifted dataset
 
 @statement("proposition3",
            requires=("n < d",), exists=True, refutes=(LOW_THRESHOLD, LIFTED_REACHABLE),
-           margin="T - Jacobian rank bound m(d+1)+1", H=1, n=2, d=3, T=7)
+           margin="T - Jacobian rank bound m(d+1)+1", H=1, n=2, d=3, T=derived("d + 4", lambda o: int(o["d"]) + 4))
 def check_proposition3(instance, *, prec: int = 128, seed: int = 0, m: int | None = None,
                        threshold: int | None = None, **options) -> Evidence:
     """m-unit ReLU nets cannot fit generic labels on the lifted dataset."""

@@ -154,7 +154,7 @@ def check_proposition5(instance, *, prec: int = 128, seed: int = 0, claimed_boun
     results = {}
     for label, W_K, W_Q in trials:
         with workprec(prec):
-            Z = feature_matrix_ball(instance.contexts, instance.queries, W_K, W_Q)
+            Z = feature_matrix_ball(*instance.balls(), W_K, W_Q)  # balls: the values given, not their float64 rounding
             ann = ball_annihilation(Z, V) if V else None
         if ann is not None and ann.decision is Decision.FALSE:
             raise RuntimeError(f"{label}: a ball of Z v excludes 0 although every token sums to c")

@@ -91,9 +91,27 @@ def size_hypotheses(instance) -> list[Hypothesis]:
         return Hypothesis(name, "certified" if ok else "refuted", detail)
 
     cap = instance.capacity
-    return [h("d_v >= d_out >= 1", instance.d_v >= instance.d_out >= 1, f"d_v = {instance.d_v}, d_out = {instance.d_out}"),
+    return [h("d_v >= d_out >= 1", instance.d_v >= instance.d_out >= 1, f"d_v = {instance.d_v}, d_out = {instance.d_out}"
+              + ("" if instance.d_v >= instance.d_out else f"; --dv {instance.d_out} or more would meet it")),
             h("d_out <= d", instance.d_out <= instance.d, f"d_out = {instance.d_out}, d = {instance.d}"),
-            h("T <= H(r-1)+1", instance.T <= cap, f"T = {instance.T}, H(r-1)+1 = {cap}")]
+            h("T <= H(r-1)+1", instance.T <= cap, f"T = {instance.T}, H(r-1)+1 = {cap}"
+              + ("" if instance.T <= cap else "; " + capacity_remedy(instance)))]
+
+
+def capacity_remedy(instance) -> str:
+    """What would meet T <= H(r-1)+1 with the data as they are: the H used and the smallest H that would
+    (the heads are the layer's, not the data's), or what caps r.
+
+    >>> from verifier.data.instances import make_instance
+    >>> capacity_remedy(make_instance(H=3, n=3, d=5, T=20))
+    'H = 3 was used (r = min(n, d_h) = 3): --H 10 or more would meet it'
+    """
+    r, T = instance.r, instance.T
+    if r <= 1:
+        return (f"r = min(n, d_h) = {r} caps H(r-1)+1 at 1 for every H: a larger d_h (--dh {instance.n}) or more "
+                "tokens per context would")
+    need = -(-(T - 1) // (r - 1))
+    return f"H = {instance.H} was used (r = min(n, d_h) = {r}): --H {need} or more would meet it"
 
 
 def write_weights(path, instance, weights: Weights, labels, *, skip: bool) -> None:

@@ -269,10 +269,13 @@ def _weighted_null_vector(rows, c0: np.ndarray, gaps: np.ndarray, prec: int = 32
 
     k, m = len(rows), len(rows[0])
     p = int(np.argmax(np.abs(c0)))
-    w = np.abs(c0) @ gaps
-    if not np.all(np.isfinite(w)) or np.any(w <= 0) or k < 2:
+    with np.errstate(all="ignore"):
+        w = np.abs(c0) @ gaps
+        w = w / np.max(w) if w.size and np.max(w) > 0 else w  # relative weights: no overflow at tiny gaps
+        scale = 1.0 / w
+    if not (np.all(np.isfinite(scale)) and np.all(w > 0)) or k < 2:
         return None
-    scale = [1.0 / float(x) for x in w]
+    scale = [float(x) for x in scale]
     others = [i for i in range(k) if i != p]
     with workprec(prec):
         A = arb_mat([[arb(rows[i][j]) * scale[j] for j in range(m)] for i in others])
@@ -283,6 +286,8 @@ def _weighted_null_vector(rows, c0: np.ndarray, gaps: np.ndarray, prec: int = 32
             return None
     c = [fmpq(0)] * k
     c[p] = fmpq(c0[p] > 0 and 1 or -1)
+    if not all(x[i, 0].is_finite() for i in range(len(others))):
+        return None
     for idx, i in enumerate(others):
         man, exp = x[idx, 0].mid().man_exp()
         c[i] = fmpq(int(man)) * (fmpq(2) ** int(exp) if exp >= 0 else fmpq(1, 2 ** int(-exp))) * c[p]

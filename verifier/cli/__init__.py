@@ -22,20 +22,11 @@ from pathlib import Path
 from verifier.cli import driver, listing, sizes
 from verifier.cli.output import EXIT_CODES_HELP, Output, open_std_streams, silence_stdout, stdout_to_stderr
 from verifier.cli.signals import ENDING_SIGNALS, ending_signal, signals_end_the_run
+from verifier.cli.suggest import Parser, UsageError, did_you_mean, version_text
 from verifier.data import budget
 from verifier.data.instances import CONTEXT_KINDS, DEGENERATE_KINDS
 from verifier.errors import InvalidInstance, NotImplementedStatement, VerifierError
 from verifier.statements import registry
-
-
-class UsageError(Exception):
-    """A command line argparse refuses: reported as bad input, never exit()."""
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, through the output contract
-        raise UsageError(f"{message} (see: {self.prog} --help)")
-
 
 #: (option key, flag, what the default is) of the first paper's instances
 FLAGS = (("H", "--H", "number of heads (default 2)"),
@@ -203,7 +194,8 @@ def writable_folder(path: str, flag: str) -> None:
 def _parser() -> argparse.ArgumentParser:
     registry.load_all()  # the papers' own instance flags
     epilog = EXIT_CODES_HELP
-    p = Parser(prog="mha-verify", description=__doc__.splitlines()[0], epilog=epilog)
+    p = Parser(prog="mha-verify", description=__doc__.splitlines()[0].replace("``", ""), epilog=epilog)
+    p.add_argument("--version", action="version", version=version_text())
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=Parser)
     lp = sub.add_parser("list", help="the statements and whether each has a checker", epilog=epilog)
     lp.add_argument("--long", action="store_true", help="each statement in full: hypotheses, statement, checks")
@@ -258,8 +250,8 @@ def _cmd_check(args, out: Output, audit: bool) -> int:
     from verifier.statements.runner import build_instance, run_check
 
     if args.id not in registry.REGISTRY:
-        return out.fail("bad-input", f"unknown statement id {args.id!r}; see 'mha-verify list'", statement=args.id,
-                        command=args.cmd)
+        return out.fail("bad-input", f"unknown statement id {args.id!r}{did_you_mean(args.id, registry.REGISTRY)}; "
+                        "see 'mha-verify list'", statement=args.id, command=args.cmd)
     try:
         st = registry.get(args.id)
     except NotImplementedStatement as exc:

@@ -150,8 +150,12 @@ def validated(contexts, queries, labels=None, *, allow_n_ge_d: bool = True):
             if not np.all(np.isfinite(look)):
                 bad = int(np.sum(~np.isfinite(look)))
                 raise InvalidInstance(f"array '{name}' has {bad} NaN or infinite entries")
-        top = max((abs(x) for x in look.reshape(-1)), default=0) if raw.dtype.kind == "O" else np.max(np.abs(look))
-        if (top if raw.dtype.kind == "f" and top.dtype.itemsize > 8 else float(top)) > OVERFLOW_LIMIT:
+        if raw.dtype.kind == "O":  # exact values (JSON): compared exactly, never through float64 (1e400 overflows it)
+            over = max((abs(x) for x in look.reshape(-1)), default=0) > 10**100
+        else:
+            top = np.max(np.abs(look))
+            over = (top if raw.dtype.kind == "f" and top.dtype.itemsize > 8 else float(top)) > OVERFLOW_LIMIT
+        if over:
             raise InvalidInstance(f"array '{name}' has entries above {OVERFLOW_LIMIT:g} in magnitude "
                                   "(overflow)")
         if look is not raw:  # a shared context: one copy, broadcast

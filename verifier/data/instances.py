@@ -104,7 +104,7 @@ class Instance:
         """``(contexts, queries)`` as the model's ball back ends read them:
         :class:`~verifier.arith.balls.BallArray` of every value the data stand
         for when they are read at their precision, else the stored arrays."""
-        if not self.at_precision:
+        if not self.at_precision and "contexts" not in self.given_rad and "queries" not in self.given_rad:
             return self.contexts, self.queries
         from verifier.arith.balls import BallArray
 

@@ -120,16 +120,38 @@ class Statement:
         A statement whose default instance fixes T (e.g. Prop. 2's T = 9 =
         capacity + 2) keeps T RELATIVE to the capacity H(r-1)+1 when the
         caller changes H, n or d_h without giving T: ``check proposition2
-        --H 20 --n 32 --d 64`` runs on T = 621 + 2, not on T = 9."""
+        --H 20 --n 32 --d 64`` runs on T = 621 + 2, not on T = 9.  A default
+        given as a function of the other options (``T=lambda o: o["d"] + 4``:
+        Prop. 3's T above its own threshold at any d) is evaluated on them."""
         base = dict(paper_defaults(self.paper))
         base.update(self.defaults)
-        opts = dict(base)
         given = {k: v for k, v in overrides.items() if v is not None}
+        derived = {k: v for k, v in base.items() if callable(v) and k not in given}
+        opts = {k: v for k, v in base.items() if k not in derived}
         opts.update(given)
         resized = any(k in given for k in ("H", "n", "d_h"))
-        if resized and "T" not in given and base.get("T") is not None and all(k in opts for k in ("H", "n", "d_h")):
+        if resized and "T" not in given and base.get("T") is not None and "T" not in derived \
+                and all(k in opts for k in ("H", "n", "d_h")):
             opts["T"] = int(max(1, base["T"] + _capacity(opts) - _capacity(base)))
+        for k, f in derived.items():
+            opts[k] = f(opts)
         return opts
+
+
+class derived:
+    """A statement default computed from the other options, shown by its formula:
+    ``T=derived("d + 4", lambda o: o["d"] + 4)``."""
+
+    def __init__(self, text: str, fn: Callable):
+        self.text, self.fn = text, fn
+
+    def __call__(self, options: dict):
+        return self.fn(options)
+
+    def __repr__(self) -> str:
+        return self.text
+
+    __str__ = __repr__
 
 
 def _capacity(o: dict) -> int:

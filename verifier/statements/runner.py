@@ -22,6 +22,8 @@ import time
 import traceback
 from dataclasses import replace
 
+import numpy as np
+
 from verifier.arith.compare import Decision
 from verifier.data.instances import Instance, load_data, make_instance
 from verifier.errors import InsufficientPrecision, InvalidInstance, NotImplementedStatement
@@ -74,8 +76,18 @@ def run_check(sid: str, instance: Instance, *, prec: int = 128, seed: int = 0,
         ev = _data_hypotheses(st, ev, instance, prec=prec, seed=seed)
         ev = _on_rounded_copy(st, ev, instance)
         ev = _over_stored_values(st, ev, instance)
-    except (InvalidInstance, NotImplementedStatement):
+    except InvalidInstance as exc:
+        if not _breakdown(exc):
+            raise
+        return replace(float_breakdown(sid, st, exc, instance), seconds=time.perf_counter() - t0)
+    except NotImplementedStatement:
         raise
+    except (np.linalg.LinAlgError, OverflowError, FloatingPointError) as exc:
+        return replace(float_breakdown(sid, st, exc, instance), seconds=time.perf_counter() - t0)
+    except ValueError as exc:
+        if not _breakdown(exc):
+            raise
+        return replace(float_breakdown(sid, st, exc, instance), seconds=time.perf_counter() - t0)
     except InsufficientPrecision as exc:
         if raise_errors:
             raise
@@ -102,6 +114,27 @@ def undeclared_refutation(st, ev: Evidence) -> None:
     if not allowed_for(r, exists=st.exists):
         raise RuntimeError(f"{st.id}: a {r.kind!r} refutation cannot refute "
                            f"{'an existence' if st.exists else 'a universal'} statement")
+
+
+#: messages of a float step that met a non-finite intermediate (the instance itself was validated finite)
+_BREAKDOWN = ("nan or infinite", "infs or nans", "man_exp requires", "did not converge")
+
+
+def _breakdown(exc: Exception) -> bool:
+    return any(m in str(exc).lower() for m in _BREAKDOWN)
+
+
+def float_breakdown(sid: str, st, exc: Exception, instance) -> Evidence:
+    """inconclusive: a float step of the construction broke down on these magnitudes (an overflow, an SVD
+    that does not converge, a non-finite intermediate) on data that were validated finite.  Nothing is
+    decided; an exact power-of-two rescaling of the data (which no statement's truth depends on) or
+    --exact-input may let the construction through."""
+    reason = (f"the float construction broke down on these data ({type(exc).__name__}: {str(exc)[:160]}): "
+              "nothing is decided; rescale the data by a power of two (exact: no verdict depends on it) or "
+              "give --exact-input")
+    return conclude(sid, Decision.UNDECIDED, claimed=st.summary, measured={"float breakdown": type(exc).__name__},
+                    method="float64 construction", instance=instance.summary(), reason=reason,
+                    trail=[Step(reason, uses="construction")])
 
 
 def insufficient_precision(sid: str, st, exc: Exception, instance, prec: int) -> Evidence:
@@ -132,30 +165,43 @@ def _data_hypotheses(st, ev: Evidence, instance, *, prec: int, seed: int) -> Evi
     if getattr(instance, "precision", None) is None or ev.verdict == "error":
         return ev  # another paper's instances (their checkers report their own hypotheses)
     reported = {h.name.split(" (")[0] for h in ev.hypotheses}
+    at_precision = getattr(instance, "at_precision", False)
     added = []
     for name, sub in data_hypotheses(st.requires):
-        if name in reported or sub == st.id or not registry.REGISTRY[sub].implemented:
+        if sub == st.id or not registry.REGISTRY[sub].implemented:
+            continue
+        if name in reported and not at_precision:
             continue
         h = hypothesis_from_evidence(name, registry.get(sub).check(instance, prec=prec, seed=seed))
         if h.status in ("refuted", "fails-at-precision"):
             added.append(h)
+        elif h.status == "evidence" and getattr(instance, "at_precision", False) and ev.verdict == "verified":
+            added.append(h)  # undecided at the data's precision: the headline must not say "certified"
     if not added:
         return ev
     hyps = ev.hypotheses + tuple(added)
+    if all(h.status == "evidence" for h in added):
+        return replace(ev, hypotheses=hyps)
     return replace(ev, hypotheses=hyps, verdict="hypotheses-unmet", certified=False,
                    reason=unmet_reason(hyps) + f"; on the stored floats: {ev.verdict} ({ev.reason})")
 
 
 def _on_rounded_copy(st, ev: Evidence, instance) -> Evidence:
-    """A verdict certified on a float64 copy that rounds the values given is
-    a verdict on the rounded data: named so (its hypotheses, Assumptions
-    1-3 and the checker's own exact tests, read the values given)."""
+    """Where the float64 working copy rounds the values given (integers
+    beyond 2^53, long doubles, JSON decimals), a checker that does not read
+    the values given (``reads_given``) decided on the rounded data: its
+    refutation (or its verification, unless its conclusion's certificate
+    covers the values given: ``conclusion_over`` "box", whose balls hold
+    them) is no verdict on the data, so it is inconclusive, named so."""
     rounded = getattr(instance, "rounded", None)
-    if not rounded or st.reads_given or ev.verdict in ("hypotheses-unmet", "error"):
+    if not rounded or st.reads_given or ev.verdict in ("hypotheses-unmet", "error", "inconclusive"):
         return ev
     what = "; ".join(f"{name}: {why}" for name, why in rounded.items())
-    return replace(ev, reason=f"{ev.verdict} on the float64 rounding of the data ({what}), not on the values "
-                              f"given: {ev.reason}")
+    if ev.verdict == "verified" and st.conclusion_over in ("box", "any"):
+        return ev
+    return replace(ev, verdict="inconclusive", certified=False,
+                   reason=f"{ev.verdict} on the float64 rounding of the data ({what}), not on the values given "
+                          f"(--exact-input reads them, but this checker computes with the float64 copy): {ev.reason}")
 
 
 def _over_stored_values(st, ev: Evidence, instance) -> Evidence:
