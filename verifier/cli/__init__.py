@@ -262,10 +262,10 @@ def _cmd_check(args, out: Output, audit: bool) -> int:
             writers = ", ".join(s for s, x in registry.REGISTRY.items() if x.writes_weights)
             raise InvalidInstance(f"--save-weights: {args.id} constructs no weights to save; statements that do: "
                                   f"{writers}")
+        writable_file(args.save_weights, "--save-weights")
         if not str(args.save_weights).endswith(".npz"):
             raise InvalidInstance(f"--save-weights {args.save_weights}: give a file name ending in .npz (numpy "
                                   "would append it and write another file than the one named)")
-        writable_file(args.save_weights, "--save-weights")
     if args.exact_input and args.data is None:
         raise InvalidInstance("--exact-input reads --data; generated instances are exact already")
     inst = sizes.build_within_budget(args.id, st, _option_values(args, args.id), data=args.data,
