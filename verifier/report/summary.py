@@ -73,16 +73,18 @@ def attention(results) -> list[tuple[str, str, str, str]]:
                 add("error", sid, i["reason"], i["command"])
         for c in row["controls"]:
             if not c["rejected"]:
-                add("error" if c["verdict"] == "error" else "control not rejected", sid,
-                    f"negative control '{c['description']}' gave {c['verdict']} (expected "
-                    f"{', '.join(c['expect'])}): {c['reason']}")
+                cert = c.get("role") == "finding certificate"
+                add("error" if c["verdict"] == "error" else "finding not reproduced" if cert else
+                    "control not rejected", sid,
+                    f"{'certificate of finding ' + str(c['finding']) if cert else 'negative control'} "
+                    f"'{c['description']}' gave {c['verdict']} (expected {', '.join(c['expect'])}): {c['reason']}")
         for i in row["instances"]:
             if i["verdict"] == "inconclusive":
                 add("inconclusive", sid, i["reason"], i["command"])
             if i.get("warnings"):
                 add("warnings", sid, "; ".join(i["warnings"]), i["command"])
     items = []
-    for kind in ("REFUTED", "error", "control not rejected", "inconclusive", "warnings"):
+    for kind in ("REFUTED", "error", "control not rejected", "finding not reproduced", "inconclusive", "warnings"):
         for (k, sid), entries in groups.items():
             if k != kind:
                 continue
