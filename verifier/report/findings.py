@@ -186,11 +186,12 @@ def exit_code(rows: list[dict], figures: list[dict], entries: list[dict], *, str
 
 
 def errata_line(entries: list[dict]) -> str:
-    """The report's last line: the known errata and refuted readings."""
+    """The report's last line: the findings, those refuting something printed first."""
     if not entries:
         return "known errata: none declared"
-    name = lambda e: f"{e['statement']} ({e['class']}{'' if e['reproduced'] else ', NOT REPRODUCED'})"  # noqa: E731
+    name = lambda e: f"{e['key']} ({e['class']}{'' if e['reproduced'] else ', NOT REPRODUCED'})"  # noqa: E731
     errata = [name(e) for e in entries if e["refutes"]]
     others = [name(e) for e in entries if not e["refutes"]]
-    return ("known errata and refuted readings: " + ("; ".join(errata) or "none")
-            + ("; other findings: " + "; ".join(others) if others else "") + " (section Findings)")
+    return (f"known errata: {len(errata)} findings refute something printed: " + ("; ".join(errata) or "none")
+            + (f"; {len(others)} other findings: " + "; ".join(others) if others else "")
+            + " (section Findings; ERRATA-<paper>.md)")

@@ -150,6 +150,7 @@ def summarise(sid: str, run: dict | None, controls: list[dict]) -> dict:
     row = {"id": sid, "kind": "property of the data" if is_property(sid) else "claim of the paper",
            "reference": st.reference, "summary": st.summary, "depends": list(st.depends),
            "implemented": st.implemented, "not_checkable": st.not_checkable, "paper": st.paper,
+           "reconstruction": registry.PAPERS[st.paper].reconstruction if st.paper in registry.PAPERS else "",
            "module": st.module, "doc": st.doc,
            "instances": [], "skipped": [], "audit": None, "details": [], "controls": controls}
     if run:

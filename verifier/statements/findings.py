@@ -237,7 +237,7 @@ def findings_of(paper: str | None = None) -> list[Finding]:
 def errata_reference(finding: Finding) -> str:
     """Where the finding is written up: the paper's errata document and its number there."""
     number = [f.key for f in findings_of(finding.paper)].index(finding.key) + 1
-    return f"ERRATA-{finding.paper}.md, finding {number} ({finding.key})"
+    return f"ERRATA-{finding.paper}.md, finding {number}"
 
 
 def classify_control(statement: str, description: str) -> tuple[str, str]:
