@@ -184,7 +184,7 @@ THM2 = declare(Finding(
     key="dana_thm2.c_below_half", paper="dana2025", statement="dana_thm2", kind="missing hypothesis",
     title="Thm. 2 needs C = sqrt(32 log(N+1)/d) < 1/2, which the paper does not state",
     printed=Printed(
-        "There is W with ||W W^T - I||_inf <= C = sqrt(32 log(N+1)/d) [...] such that d_KL(pi, L) <= "
+        "There is W with ||W W^T - I||_inf <= C = sqrt(32 log(N+1)/d) ... such that d_KL(pi, L) <= "
         "E_t[(1 - pi(g|t)) (1 + 2C + C d_TV(pi~_t, pi_unif)) / (1 - 2C) log((N - 1)/(e^{-H(pi_t)} - 1))]",
         "AISTATS 2025 PDF p. 7, Sec. 5, Thm. 2; proof App. A.3, pp. 14-15 (arXiv:2411.10115)", SOURCE),
     reading="W read on the N x N Gram of its rows; H(pi) = sum pi log pi <= 0 (the sign the limits on p. 7 need); "
