@@ -92,7 +92,7 @@ LEMMA2_WIDE = declare(Finding(
     key="dana_lemma2.d_at_least_N_plus_S_minus_1", paper="dana2025", statement="dana_lemma2",
     kind="missing hypothesis",
     title="Lemma 2 is false for every e, pos, W_QK whenever the data's rank cap min(d, R) + (H-1) min(d, D) is below "
-          "min(T0, Hd) (R, D: the tokens the data use), e.g. H >= 2 and d >= N+S-1 on all N^S sequences",
+          "min(T0, Hd): T0 and the tokens the data use (R, D) decide, not N",
     printed=LEMMA2_PRINTED, reading=LEMMA2_READING,
     strongest="Lemma 2 for data that use every token at every position with T0 large, d <= N+S-2 (as in the paper's "
               "experiments: N = 50, S = 2, d = 10): not refuted there, and checked instance by instance (certified "
@@ -100,8 +100,9 @@ LEMMA2_WIDE = declare(Finding(
     survives=True,
     family="S >= 2 and min( min(u,d) + H min(d,D), min(d,R) + (H-1) min(d,D), H min(d, N+S-1) ) < min(T0, Hd): every "
            "choice gives rank <= that cap. R: formal rank of the tokens x(t,s) the data use (<= N+S-1), D: that of the "
-           "differences x(t,s) - x(t,S) (<= N+S-2), u: distinct last tokens. On all N^S sequences: H >= 2 with "
-           "d >= N+S-1, or H = 1 with d > N+S-1. Smallest T0: H = 1: N = 2, S = 2, d = 4, all 4 bigrams (3 < 4); "
+           "differences x(t,s) - x(t,S) (<= N+S-2), u: distinct last tokens. On all N^S sequences (R = N+S-1, "
+           "D = N+S-2): H >= 2, d >= N+S-1 and N^S > N+S-1 + (H-1)(N+S-2), or H = 1, d > N+S-1 and N^S > N+S-1 "
+           "(N = 2, S = 2, H = 2, d = 3 lies outside: cap 5 >= T0 = 4). Smallest T0: H = 1: N = 2, S = 2, d = 4, all 4 bigrams (3 < 4); "
            "H >= 2: N = 3, S = 2, d = 4, H = 2, T0 = 8 (7 < 8). Also inside, with d <= N+S-2: N = 10 but 10 bigrams "
            "over 4 tokens, d = 5, H = 2 (R = 5, D = 4: 9 < 10)",
     depends_on=("S", "H", "d", "T0", "R (tokens used)", "D (differences used)", "u (distinct last tokens)"),

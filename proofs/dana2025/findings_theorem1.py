@@ -22,20 +22,24 @@ def _capacity_floor(o: dict, inst) -> bool:
     return capacity_impossibility(inst)["decision"] is Decision.FALSE
 
 
-def _impossible_because(statement: str, start: str):
-    """The family of an association table no AoT of the sizes memorizes, for the reason starting with ``start``."""
+def _impossible_because(statement: str, start: str, d: int | None = None):
+    """The family of an association table no AoT of the sizes memorizes, for the reason starting with
+    ``start``, inside the statement's hypotheses (T0 <= H d_h + d, d_h <= d, and d = ``d`` when given)."""
     def covers(o: dict, inst) -> bool:
         from .associations import impossible_table
 
         inst = instance_of(statement, o, inst)
-        imp = impossible_table(inst) if inst.is_table else None
+        if not (inst.is_table and inst.T0 <= inst.H * inst.d_h + inst.d and inst.d_h <= inst.d
+                and (d is None or inst.d == d)):
+            return False
+        imp = impossible_table(inst)
         return imp is not None and imp["why"].startswith(start)
     return covers
 
 
 def _accuracy_above_one(o: dict, inst) -> bool:
     inst = instance_of("dana_corollary2", o, inst)
-    return inst.is_table and inst.H * inst.d_h + inst.d > inst.T0
+    return inst.is_table and inst.uniform_prior and inst.H * inst.d_h + inst.d > inst.T0
 
 
 THM1_PRINTED = Printed("Let eps >= 0, gamma > 0, and assume Assumption 2. There exist f_{W,E} and an AoT with parameters "
@@ -55,7 +59,8 @@ THM1_CAPACITY = declare(Finding(
     survives=False,
     family="H d_h < d (or H = 0), a group of at least min(H d_h, d) + 2 sequences sharing their last token whose "
            "centered log-conditionals stay a certified kappa0 away from every affine min(H d_h, d)-space, and "
-           "d_KL(pi, L) = 0 (positive conditionals with d >= N - 1; H = 0 also with a table): the AoT's logits per last "
+           "d_KL(pi, L) = 0 (positive conditionals with d >= N - 1; H = 0 also with a table and d >= 2): the AoT's "
+           "logits per last "
            "token lie in such a space; smallest printed example N = 3, S = 2, d = 2, d_h = 1, H = 1, support "
            "{(1,3), (2,3), (3,3)}: d_KL >= kappa0 > 0",
     depends_on=("H d_h against d", "the last-token groups and their sizes", "N against d (d_KL(pi, L) = 0)",
@@ -192,14 +197,14 @@ COR1_H0 = declare(Finding(
             "p. 13)",
     strongest="H >= 1 (an attention-only Transformer has heads): the finding does not apply",
     survives=False,
-    family="H = 0 and two sequences of the support sharing their last token with different targets (T0 <= 2)",
+    family="d = 2, H = 0 and two sequences sharing their last token with different targets (T0 <= H d_h + d = 2)",
     depends_on=("H", "the last tokens", "the targets"),
     witnesses=(Witness("counterexample", "dana_corollary1", control="neg_cor1_H0",
                        what="N = 3, sequences (1,2), (2,2) with targets 1, 2: identical logits (exact)"),),
     repair="H >= 1, or distinct last tokens when H = 0",
     repair_status="proved",
     reason="with no head T(t) = W_U (e(t_S) + pos_S) depends on the last token only",
-    covers=_impossible_because("dana_corollary1", "H = 0"),
+    covers=_impossible_because("dana_corollary1", "H = 0", d=2),
     notes=("The same mechanism (identical logits per last token) is part of the family of "
            "dana_thm1_eps0.capacity_reading, for distributions.",),
 ))

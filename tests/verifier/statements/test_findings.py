@@ -124,6 +124,7 @@ def test_witnesses_given_as_options_lie_where_their_role_says():
     ("dana_lemma2", {"N": 4, "S": 2, "d": 5, "H": 3, "T0": 16, "dataset": "all"},
      "dana_lemma2.d_at_least_N_plus_S_minus_1"),
     ("dana_lemma2", {"N": 4, "S": 2, "d": 4, "H": 3, "T0": 16, "dataset": "all"}, None),
+    ("dana_lemma2", {"N": 2, "S": 2, "d": 3, "H": 2, "T0": 4, "dataset": "all"}, None),  # d >= N+S-1, cap 5 >= 4
     # S = 1: its own fact
     ("dana_lemma2", {"N": 5, "S": 1, "d": 2, "H": 2, "T0": 3}, "dana_lemma2.single_token"),
     ("dana_lemma2", {"N": 5, "S": 1, "d": 2, "H": 2, "T0": 2}, None),
@@ -161,6 +162,7 @@ def _table(seqs, targets, **sizes):
     ("dana_corollary1", _table([[0, 1], [1, 1]], [0, 1], d=2, d_h=1, H=0), "dana_corollary1.no_heads"),
     ("dana_corollary1", _table([[0, 1], [1, 1]], [0, 0], d=2, d_h=1, H=0), None),  # same target: no conflict
     ("dana_corollary1", _table([[0, 1], [1, 2]], [0, 1], d=2, d_h=1, H=0), None),  # distinct last tokens
+    ("dana_corollary1", _table([[0, 1], [1, 1], [2, 1]], [0, 1, 2], d=2, d_h=1, H=0), None),  # T0 > H d_h + d
     ("dana_contrib1", _table([[0, 0], [1, 1], [2, 2]], [0, 1, 2], d=1, d_h=1, H=2), "dana_contrib1.d_equals_1"),
     ("dana_contrib1", _table([[0, 0], [1, 1], [2, 2]], [0, 1, 1], d=1, d_h=1, H=2), None),  # two targets
     ("dana_contrib1", _table([[0, 0], [1, 1], [2, 2]], [0, 1, 2], d=2, d_h=1, H=1), None),
