@@ -236,3 +236,11 @@ def neg_hyperplane(*, prec: int = 128, seed: int = 0) -> Evidence:
 
     return check_dana_lemma2(make_sequence_instance(N=5, S=2, d=4, H=2, T0=8, seed=seed), prec=prec, seed=seed,
                              claim="hyperplane")
+
+
+@negative_control("dana_lemma2", "neg_lemma2_few_tokens: N = 10 but 10 bigrams over 4 tokens, d = 5 <= N+S-2, H = 2: "
+                  "R = 5, D = 4, rank <= 9 < 10 for all parameters", expect=("refuted",))
+def neg_lemma2_few_tokens(*, prec: int = 128, seed: int = 0) -> Evidence:
+    seqs = np.array(list(itertools.product(range(4), repeat=2))[:10])
+    inst = from_sequences(seqs, N=10, targets=np.zeros(len(seqs), dtype=int), d=5, H=2, kind="control")
+    return check_dana_lemma2(inst, prec=prec, seed=seed)

@@ -172,32 +172,44 @@ def neg_ks_ffn_conflict(*, prec: int = 128, seed: int = 0) -> Evidence:
     return check_ks_ffn_memorization(inst, prec=prec, seed=seed)
 
 
+FIT_MAX_N = 300  # the reference curve's constant is fitted on N <= this, and compared on the larger N
+
+
 @table("ks_ffn_parameters", statement="ks_ffn_memorization", title="Bit-extraction FFN: parameters against N",
        caption="Exact parameter count P of our bit-extraction construction (ids: N distinct integers in [0, 4N), "
                "C = 3 labels), each certified by exact memorization of its instance, next to c sqrt(N log2 N) "
-               "with c fitted at the largest N (a reconstruction of the abstract's claim; the paper's constants "
-               "were not retrieved).")
+               "with c fitted on N <= 300 only (the geometric mean of P / sqrt(N log2 N) there) and compared on "
+               "N >= 1000, which the fit did not see (a reconstruction of the abstract's claim; the paper's "
+               "constants were not retrieved).")
 def ffn_parameter_table(seed: int) -> dict:
     rows = []
     for N in (10, 30, 100, 300, 1000, 3000, 10000):
         ev = check_ks_ffn_memorization(_ffn_instance(N, 3, seed), seed=seed)
         m = ev.measured
         rows.append([N, m["parameters P"], m["block size K"], m["offset bits w"], ev.verdict])
-    c = rows[-1][1] / math.sqrt(rows[-1][0] * math.log2(rows[-1][0]))
-    return {"columns": ["N", "P (exact)", "K", "w", "memorization", f"{c:.1f} sqrt(N log2 N)", "P / N"],
-            "rows": [r + [round(c * math.sqrt(r[0] * math.log2(r[0]))), round(r[1] / r[0], 3)] for r in rows],
+    ref = lambda N: math.sqrt(N * math.log2(N))  # noqa: E731
+    fit = [r for r in rows if r[0] <= FIT_MAX_N]  # fitted here; compared on the larger N, held out
+    c = math.exp(sum(math.log(r[1] / ref(r[0])) for r in fit) / len(fit))
+    held = [r[1] / (c * ref(r[0])) for r in rows if r[0] > FIT_MAX_N]
+    return {"columns": ["N", "P (exact)", "K", "w", "memorization", f"{c:.1f} sqrt(N log2 N)",
+                        "P / (c sqrt(N log2 N))", "P / N"],
+            "rows": [r + [round(c * ref(r[0])), round(r[1] / (c * ref(r[0])), 3)
+                          if r[0] > FIT_MAX_N else "(fitted)", round(r[1] / r[0], 3)] for r in rows],
             "notes": ["P = 16 ceil(N/K) + 5 + K (56 (w + beta) + 125), beta = 2 bits for C = 3; "
-                      "P / N falls like 1 / sqrt(N / log N)"]}
+                      "P / N falls like 1 / sqrt(N / log N)",
+                      f"c = {c:.1f} fitted on N <= {FIT_MAX_N} (geometric mean of P / sqrt(N log2 N)); on the held-out "
+                      f"N > {FIT_MAX_N} (not used in the fit) P / (c sqrt(N log2 N)) lies between {min(held):.3g} and "
+                      f"{max(held):.3g}"]}
 
 
 @figure("ks_ffn_parameters", statement="ks_ffn_memorization",
         title="Kajitsuka & Sato (reconstruction): FFN parameters against N",
         caption="Exact parameter count P of our bit-extraction ReLU construction for N distinct ids (C = 3 "
                 "labels), each point certified by exact memorization of its instance, next to c sqrt(N log2 N) "
-                "(c fitted at the largest N) and the line P = N. Log-log axes. The paper's own construction "
+                "(c fitted on N <= 300, compared on N >= 1000) and the line P = N. Log-log axes. The paper's own construction "
                 "and constants were not retrieved: this is a reconstruction of the abstract's claim.")
 def ffn_parameter_figure(seed: int) -> dict:
     """(N, P, verdict) from :func:`ffn_parameter_table`'s instances, for the report's figure."""
     rows = ffn_parameter_table(seed)["rows"]
     return {"N": [r[0] for r in rows], "P": [r[1] for r in rows], "verdict": [r[4] for r in rows],
-            "reference": [r[5] for r in rows]}
+            "reference": [r[5] for r in rows]}  # c sqrt(N log2 N), c fitted on N <= FIT_MAX_N

@@ -242,7 +242,7 @@ def check_proposition2(instance, *, prec: int = 128, seed: int = 0, claimed_boun
 
 
 # registered after the def, not by decorator: mutmut 3 mutates only undecorated functions, and this one decides
-statement("proposition2", refutes=(ABOVE_CAP, ABOVE_PINNED),
+statement("proposition2", reads_given=True, refutes=(ABOVE_CAP, ABOVE_PINNED),
           requires=("shared contexts E^(t) = E",),
           margin="claimed cap - largest certified rank(Z) over the weights tried", H=3, n=3, d=6, T=9, context="shared")(check_proposition2)
 

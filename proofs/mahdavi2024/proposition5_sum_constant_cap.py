@@ -210,7 +210,7 @@ def check_proposition5(instance, *, prec: int = 128, seed: int = 0, claimed_boun
 
 
 # registered after the def, not by decorator: mutmut 3 mutates only undecorated functions, and this one decides
-statement("proposition5", refutes=(ABOVE_CAP, ABOVE_PINNED),
+statement("proposition5", reads_given=True, refutes=(ABOVE_CAP, ABOVE_PINNED),
           requires=("every token sums to one constant c",),
           margin="cap H(d-1)+1 - best certified rank(Z)", H=2, n=3, d=4, T=8, context="sumconst")(check_proposition5)
 

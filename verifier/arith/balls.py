@@ -281,11 +281,12 @@ class BallArray:
     ((3,), 0.5)
     """
 
-    __slots__ = ("mid", "rad")
+    __slots__ = ("mid", "rad", "exact")
 
-    def __init__(self, mid, rad=None):
+    def __init__(self, mid, rad=None, exact=None):
         self.mid = mid
         self.rad = rad
+        self.exact = exact  # the exact values (fmpq) when they are points that float64 rounds: read exactly
 
     @property
     def shape(self):
@@ -303,10 +304,15 @@ class BallArray:
         return len(self.mid)
 
     def __getitem__(self, idx) -> "BallArray":
-        return BallArray(self.mid[idx], None if self.rad is None else self.rad[idx])
+        return BallArray(self.mid[idx], None if self.rad is None else self.rad[idx],
+                         None if self.exact is None else self.exact[idx])
 
     def to_arb_mat(self) -> arb_mat:
         """The balls as an ``arb_mat`` (2-D; a vector as a column)."""
+        if self.exact is not None:  # exact points: each rational as a ball at the working precision
+            q = np.asarray(self.exact, dtype=object)
+            q = q[:, None] if q.ndim == 1 else q
+            return arb_mat([[arb(x) for x in row] for row in q])
         mid = np.asarray(self.mid, dtype=np.float64)
         rad = None if self.rad is None else np.asarray(self.rad, dtype=np.float64)
         if mid.ndim == 1:

@@ -280,7 +280,14 @@ def _cmd_check(args, out: Output, audit: bool) -> int:
         warnings.simplefilter("always")
         ev = run_check(st.id, inst, prec=args.prec, seed=args.seed or 0, **options)
     warned = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
-    return out.evidence(ev, audit=audit, warned=warned)
+    return out.evidence(ev, audit=audit, warned=warned, declared=_declared_finding(ev, inst))
+
+
+def _declared_finding(ev, inst):
+    """The declared finding whose family holds a refuted instance (None: not refuted, or a new refutation)."""
+    from verifier.statements.findings import covered_by
+
+    return covered_by(ev.statement, {}, inst) if ev.verdict == "refuted" else None
 
 
 def _cmd_report(args, out: Output, supervise: bool = False) -> int:

@@ -35,7 +35,7 @@ def rows() -> list[dict]:
             st = reg[sid]
             out.append({"id": sid, "paper": paper.key, "reference": st.reference, "summary": st.summary,
                         "status": _mark(st), "requires": list(st.requires), "writes_weights": st.writes_weights,
-                        "defaults": dict(st.defaults), "depends": list(st.depends)})
+                        "defaults": {k: (str(v) if callable(v) else v) for k, v in st.defaults.items()}, "depends": list(st.depends)})
     return out
 
 

@@ -39,9 +39,18 @@ EXIT_CODES_HELP = ("exit codes: 0 verified, 1 refuted, 2 hypotheses unmet or bad
                    "stdout holds exactly one JSON object in every case")
 
 
-def headline(ev) -> str:
+def declared_entry(finding) -> dict:
+    """A declared finding as the JSON of ``check`` shows it."""
+    from verifier.statements.findings import errata_reference
+
+    return {"key": finding.key, "title": finding.title, "class": finding.class_label,
+            "errata": errata_reference(finding)}
+
+
+def headline(ev, declared=None) -> str:
     """The verdict line, honest about the hypotheses: a certified conclusion
-    whose hypotheses are only evidenced says so."""
+    whose hypotheses are only evidenced says so; a refutation inside a
+    declared finding's family says which (the exit code stays 1)."""
     v = ev.verdict.upper()
     how = f"{ev.method}" + (f", {ev.prec_bits} bits" if ev.prec_bits else "") + \
         (f", tol {ev.tolerance:g}" if ev.tolerance else "")
@@ -57,7 +66,9 @@ def headline(ev) -> str:
     if ev.verdict == "hypotheses-unmet":
         return f"{ev.statement}: {v} ({'; '.join(unmet) or 'a hypothesis'} not met; {how})"
     if ev.verdict == "refuted":
-        return f"{ev.statement}: {v} ({'certified' if ev.certified else 'not certified'}; {how})"
+        known = (f", as declared: {declared.title} ({declared.class_label}; {declared_entry(declared)['errata']}: "
+                 f"{declared.key})") if declared is not None else ""
+        return f"{ev.statement}: {v}{known} ({'certified' if ev.certified else 'not certified'}; {how})"
     return f"{ev.statement}: {v} ({how})"
 
 
@@ -95,12 +106,12 @@ def _table(d, indent: str = "    ", depth: int = 0) -> list[str]:
     return lines
 
 
-def human_text(ev, audit: bool, warned=()) -> str:
+def human_text(ev, audit: bool, warned=(), declared=None) -> str:
     """The verdict as a person reads it: the headline, the claim, the measured values as a short aligned
     table with the report's rounding, one line per hypothesis, the reason (``--json`` has everything)."""
     claim = "; ".join(f"{k} {v}" if str(v)[:1] in "<>=" or str(k).rstrip()[-1:] in "<>=" else f"{k}: {v}"
                       for k, v in ev.claimed.items()) if isinstance(ev.claimed, dict) else ev.claimed
-    lines = [headline(ev), f"  claim      {_value(claim)}"]
+    lines = [headline(ev, declared), f"  claim      {_value(claim)}"]
     measured = _table(ev.measured)
     if measured:
         lines += ["  measured"] + measured
@@ -138,14 +149,17 @@ class Output:
         self.printed = False
 
     # -- the two kinds of result ------------------------------------------------
-    def evidence(self, ev, *, audit: bool, warned=()) -> int:
+    def evidence(self, ev, *, audit: bool, warned=(), declared=None) -> int:
+        """One verdict; ``declared``: the finding whose family holds a refuted instance (the exit code stays 1:
+        the refutation is real; the headline and JSON ``declared_finding`` say it is a known one)."""
         self.code = ev.exit_code
         if self.json_mode:
             d = ev.to_dict(with_trail=audit)
-            d.update(exit_code=self.code, headline=headline(ev), warnings=list(warned))
+            d.update(exit_code=self.code, headline=headline(ev, declared), warnings=list(warned),
+                     declared_finding=declared_entry(declared) if declared is not None else None)
             self._out(json.dumps(d, sort_keys=True))
         else:
-            self._out(human_text(ev, audit, warned))
+            self._out(human_text(ev, audit, warned, declared))
         if ev.verdict in STDERR_PREFIX:
             self._err(f"{STDERR_PREFIX[ev.verdict]}: {ev.reason}")
         return self.code
@@ -163,8 +177,9 @@ class Output:
 
     def data(self, obj: dict, text: str, code: int = 0) -> int:
         """A listing or a summary: ``obj`` as JSON or ``text``."""
+        payload = json.dumps(obj, sort_keys=True) if self.json_mode else text  # before the code: a failure prints
         self.code = code
-        self._out(json.dumps(obj, sort_keys=True) if self.json_mode else text)
+        self._out(payload)
         return code
 
     # -- printing that a closed pipe cannot turn into a traceback ---------------

@@ -3,8 +3,8 @@ and the package's version (with the git commit when run from a checkout).
 
 >>> nearest("theorm1", ["theorem1", "lemma1", "claim1"])
 ['theorem1']
->>> nearest("--exhaustive-limt", ["--exhaustive-limit", "--exact-input"])
-['--exhaustive-limit']
+>>> nearest("--exhaustive-limt", ["--exhaustive-limit", "--exact-input", "--H"])
+['--exhaustive-limit', '--exact-input']
 """
 from __future__ import annotations
 

@@ -108,7 +108,10 @@ class Instance:
             return self.contexts, self.queries
         from verifier.arith.balls import BallArray
 
-        return BallArray(*self.ball("contexts")), BallArray(*self.ball("queries"))
+        def one(name):
+            exact = self.given.get(name) if self.precision.exact_for(name) else None
+            return BallArray(*self.ball(name), exact=exact)  # exact points read exactly in Arb
+        return one("contexts"), one("queries")
 
     def half_gaps(self, name: str, index=slice(None)):
         """``(up, down)``: the exact half-gaps (lists of ``fmpq`` rows) above

@@ -51,7 +51,7 @@ from verifier.data.sequence_instance import (  # noqa: F401 (re-exported: the pa
 from verifier.errors import InvalidInstance
 
 DATASET_KINDS = ("random", "all", "shared-last", "distinct-last")
-CONDITIONAL_KINDS = ("table", "table-distinct", "positive")
+CONDITIONAL_KINDS = ("table", "table-distinct", "positive", "peaked")
 DYADIC_BITS = 10  # generated conditionals are multiples of 2^-10
 #: the arrays of a data file: required, and optional (one of targets / conditionals must be there)
 FILE_ARRAYS = (("N", "sequences"), ("targets", "conditionals", "prior"))
@@ -101,13 +101,31 @@ def dyadic_simplex_rows(rng, T0: int, N: int, bits: int = DYADIC_BITS) -> np.nda
     return np.array(rows, dtype=np.float64)
 
 
+def peaked_simplex_rows(rng, T0: int, N: int, bits: int = DYADIC_BITS) -> np.ndarray:
+    """T0 positive rows with mass 1 - 2^-bits on a random mode and 2^-bits spread over the other N - 1 entries
+    (a random composition at resolution 2^-(bits + b), 2^b >= N): dyadic, summing to 1 EXACTLY."""
+    b = max(bits, (N - 1).bit_length())
+    if bits + b > 52:
+        raise InvalidInstance(f"N = {N} is too large for exact peaked conditionals")
+    units, rows = 2 ** b, []
+    for _ in range(T0):
+        row = np.empty(N)
+        g = int(rng.integers(N))
+        cuts = np.sort(rng.choice(np.arange(1, units), size=N - 2, replace=False)) if N > 2 else np.array([], int)
+        row[np.arange(N) != g] = np.diff(np.concatenate([[0], cuts, [units]])) / 2.0 ** (bits + b)
+        row[g] = 1 - 2.0 ** -bits
+        rows.append(row)
+    return np.array(rows, dtype=np.float64)
+
+
 def make_sequence_instance(*, N: int = 5, S: int = 2, d: int = 3, d_h: int | None = None, H: int = 2,
                            T0: int | None = None, dataset: str = "random", conditionals: str = "table",
                            seed: int = 0, eps: float | None = None, **_ignored) -> SequenceInstance:
     """Draw a dataset: ``T0`` (default H d_h + d, the claimed capacity) distinct
     sequences (``dataset``: random / all N^S / all ending in token 0 /
     distinct last tokens), uniform prior, conditionals a table with random
-    targets, a table with distinct targets, or positive dyadic rows."""
+    targets, a table with distinct targets, positive dyadic rows, or peaked
+    positive rows (mass 1 - 2^-10 on a random mode)."""
     if dataset not in DATASET_KINDS:
         raise InvalidInstance(f"unknown dataset kind {dataset!r}; choose from {', '.join(DATASET_KINDS)}")
     if conditionals not in CONDITIONAL_KINDS:
@@ -122,8 +140,8 @@ def make_sequence_instance(*, N: int = 5, S: int = 2, d: int = 3, d_h: int | Non
     rng = np.random.default_rng(seed)
     seqs = _draw_sequences(rng, N, S, T0, dataset)
     T0 = seqs.shape[0]
-    if conditionals == "positive":
-        cond = dyadic_simplex_rows(rng, T0, N)
+    if conditionals in ("positive", "peaked"):
+        cond = (dyadic_simplex_rows if conditionals == "positive" else peaked_simplex_rows)(rng, T0, N)
         return replace(from_sequences(seqs, N=N, conditionals=cond, d=d, d_h=d_h, H=H,
                                       kind=f"{dataset}+{conditionals}", seed=seed, source="generated"), eps=eps)
     if conditionals == "table-distinct":

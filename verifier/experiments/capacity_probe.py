@@ -168,8 +168,9 @@ PROBES = {
 
 
 @experiment("capacity_probe",
-            claim="App. I.1 (conjecture): with contexts in general position the count is H(d-1)+1 "
-                  "(instead of H(n-1)+1 with a shared context).",
+            claim="App. I.1 (conjecture; its formula is lost in our copy of the paper, read here as a cap "
+                  "H(d-1)+1, EXPERIMENTS.md's reading): with contexts in general position the count is "
+                  "H(d-1)+1 (instead of H(n-1)+1 with a shared context).",
             criterion="Per setting, the largest T with rank Z = T CERTIFIED (arb minor) for the construction, "
                       "random weights and log-det-maximizing weights (real labels: T examples are memorizable "
                       "iff such weights exist). Reproduced: on every general-position (Uniform[0,1]) setting "
@@ -196,8 +197,9 @@ def capacity_probe(scale: str, seed: int) -> Outcome:
            f"H(n-1)+1 on {at_cap['shared']} of {total['shared']}, sum-constant tokens Prop. 5's H(d-1)+1 on "
            f"{at_cap['sumconst']} of {total['sumconst']}")
     if above and beyond == len(above):
-        why = (f"App. I.1's H(d-1)+1 is exceeded: T = Hd certified on {beyond} of {len(above)} settings with "
-               f"H >= 2. " + why)
+        why = (f"our cap reading H(d-1)+1 of App. I.1's lost formula is exceeded (a lower-bound reading, as App. I "
+               f"frames the open question, is consistent): T = Hd certified on {beyond} of {len(above)} settings "
+               f"with H >= 2. " + why)
     if not over:
         why += "; no certified T above a proven cap"
     if over:

@@ -35,8 +35,8 @@ def decide_fig4(measured: dict) -> tuple[str, str]:
 
 
 @experiment("fig4", claim="With contexts in general position (one random context per example; App. I.1, "
-                          "Fig. 4) linearity in H remains, linearity in n weakens; the authors conjecture "
-                          "H(d-1)+1 as the count there.",
+                          "Fig. 4) linearity in H remains, linearity in n weakens; the authors conjecture a "
+                          "count there whose formula our copy lost (read as H(d-1)+1).",
             criterion=f"(a) as Fig. 2a with random contexts: at each fixed T the non-saturated part of accuracy "
                       f"vs H has R^2 >= {ms.R2_MIN}; (b) at each fixed T, the linear fit in n of the non-saturated "
                       f"part has R^2 < {ms.R2_MIN} AND below the R^2 of the same fit with a shared context (the "

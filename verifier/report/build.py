@@ -7,6 +7,9 @@
   control, one full audit trail per statement, the figures' numbers;
 * ``REPORT.md`` and ``index.html`` (self-contained: figures embedded as
   ``data:`` URIs; the same PNGs also lie in ``figures/``);
+* ``ERRATA-<paper>.md`` and ``certificates-<paper>/``: each paper's
+  findings as a document, and its self-contained certificates
+  (:mod:`.errata`, the same as ``mha-verify errata <paper>``);
 * ``run.json``: the facts of this run alone (date, duration, command,
   machine, versions, git commit, timings per phase and per statement).
 
@@ -187,6 +190,7 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
         "figures": {f["name"]: {k: f[k] for k in ("title", "caption", "file", "data", "error")} for f in figures},
         "experiments": report_experiments.results_entry(experiments),
         "papers_order": list(registry.PAPERS),
+        "citations": {k: p.citation for k, p in registry.PAPERS.items()},
         "papers": paper_entries, "named_instances": named,
     }
     real_units = real_sizes.pop("units", None)  # cached / computed: a fact of this run (run.json)
@@ -220,6 +224,7 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     page = report_experiments.insert_html(page, environment.strip_volatile(experiments))
     page = report_scale.insert_html(page, environment.strip_volatile(named))
     (out / "index.html").write_text(report_real.insert_html(page, results.get("real_sizes", {})))
+    report_errata.write_report_errata(results, out)  # ERRATA-<paper>.md and its certificates, beside REPORT.md
     (out / "run.json").write_text(json.dumps(facts, sort_keys=True, indent=1) + "\n")
     counts = ", ".join(f"{v} {k}" for k, v in results["summary"]["status_counts"].items())
     if store is not None and store.rejected and not quiet:

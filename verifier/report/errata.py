@@ -1,8 +1,15 @@
 """Findings rendered: the report's leading "Findings" section (Markdown and
-HTML, one entry per fact) and ``mha-verify errata <paper>``, a Markdown
-document per paper with what an author needs to accept or dispute each
-finding: the printed statement and the reading, the counterexample family
-and its certificates, the repair and its verdict, the commands.
+HTML: a summary table, then one entry per fact) and the errata documents,
+``ERRATA-<paper>.md`` with the paper's self-contained certificates, written
+by ``mha-verify errata <paper>`` and beside every report (byte-identical on
+any machine: every number passes through :func:`verifier.statements.display.stable`).
+
+An entry gives what an author needs to accept or dispute a finding: the
+statement as printed (public version, section, equation, page; a lost
+formula said so), the reading checked, the strongest reading an author could
+hold and whether the finding survives it, the family with every size it
+depends on, the certificates re-run with their commands, and the repair with
+its status.
 """
 from __future__ import annotations
 
@@ -10,9 +17,13 @@ import html
 from pathlib import Path
 
 from verifier.report.findings import errata_line, run_findings
-from verifier.statements import registry
+from verifier.statements import display, registry
 
 HEADING = "## Findings"
+RULE = ("A finding is a certified refutation of something a paper printed (a statement, a proof step, a constant, "
+        "a number in its text), or, where nothing printed is refuted, a certified fact about a printed statement "
+        "(sharpened, confirmed, our reading of a lost formula); a negative control is a deliberately wrong variant "
+        "that tests our checker (docs/FINDINGS.md).")
 
 
 def _verdict(w: dict) -> str:
@@ -21,24 +32,44 @@ def _verdict(w: dict) -> str:
     return f"{w['verdict']} ({cert}; {mark})"
 
 
+def _status(e: dict) -> str:
+    return "reproduced" if e["reproduced"] else "NOT REPRODUCED"
+
+
+def _survives(e: dict) -> str:
+    return "yes" if e["survives"] else "no"
+
+
+def _repair_cell(e: dict) -> str:
+    if not e["repair"]:
+        return "-"
+    w = next((w for w in e["witnesses"] if w["role"] == "repair"), None)
+    checker = f" (`{e['repair_id']}`: {w['verdict']})" if e["repair_id"] and w else ""
+    return e["repair_status"] + checker
+
+
 def finding_markdown(e: dict, *, level: str = "###") -> list[str]:
     """One finding, in full."""
     p = e["printed"]
-    status = "reproduced" if e["reproduced"] else "**NOT REPRODUCED**"
     out = [f"{level} `{e['statement']}`: {e['title']}", "",
-           f"- **Class**: {e['class']} ({status}); declared: {e['declared']}",
+           f"- **Class**: {e['class']} ({_status(e) if e['reproduced'] else '**NOT REPRODUCED**'}); "
+           f"declared: {e['declared']}",
            f"- **As printed** ({p['where']}): " + (f"\"{p['text']}\"" if p["retrieved"] else "not retrieved")
-           + f" [source: {p['source']}]",
-           f"- **Reading**: {e['reading']}",
-           f"- **Counterexample family**: {e['family']}"]
+           + f" [source: {p['source']}]"]
+    if p.get("lost"):
+        out.append(f"- **Lost formula**: {p['lost']}")
+    out += [f"- **Reading checked**: {e['reading']}",
+            f"- **Strongest reading an author could hold**: {e['strongest']}",
+            f"- **The finding survives it**: {_survives(e)}",
+            f"- **Family** (depends on: {', '.join(e['depends_on']) or '-'}): {e['family']}"]
     if e.get("report_instances"):
         ri = e["report_instances"]
         fmt = lambda d: ", ".join(f"{n} {v}" for v, n in d.items()) or "none"  # noqa: E731
         out.append(f"- **This report's instances of `{e['statement']}`**: inside the family: {fmt(ri['inside family'])}; "
                    f"outside it: {fmt(ri['outside family'])}")
     if e["repair"]:
-        rid = f" (checker `{e['repair_id']}`)" if e["repair_id"] else ""
-        out.append(f"- **Repair**{rid}: {e['repair']}")
+        rid = f", checker `{e['repair_id']}`" if e["repair_id"] else ""
+        out.append(f"- **Repair** ({e['repair_status']}{rid}): {e['repair']}")
     out.append("- **Certificates**:")
     for w in e["witnesses"]:
         out.append(f"  - {w['role']}, `{w['statement']}`: {w['what']}: {_verdict(w)}; {w['reason']}")
@@ -47,20 +78,30 @@ def finding_markdown(e: dict, *, level: str = "###") -> list[str]:
     return out + [""]
 
 
+def summary_rows(entries: list[dict]) -> list[list[str]]:
+    """The summary table's rows (both renderings): one per finding."""
+    return [[str(k), e["statement"], e["class"], e["title"], _survives(e), _status(e), _repair_cell(e)]
+            for k, e in enumerate(entries, 1)]
+
+
+SUMMARY_COLUMNS = ("#", "statement", "class", "finding", "survives the strongest reading", "status", "repair")
+
+
+def _counts(entries: list[dict]) -> str:
+    refuting = sum(e["refutes"] for e in entries)
+    return (f"{len(entries)} findings: {refuting} refute something printed, {len(entries) - refuting} add to a "
+            "statement that holds or bear on our reading of a lost formula")
+
+
 def markdown_section(results: dict) -> str:
     entries = results.get("findings") or []
-    out = [HEADING, "", "One entry per fact: each printed statement with its reading, its class, the family of "
-           "counterexamples, its certificates (each re-run by this report) and its repair. Refuted instances inside "
-           "a declared family are as declared and do not fail the run; `mha-verify errata <paper>` writes the same "
-           "as a document per paper.", ""]
+    out = [HEADING, "", RULE + " Refuted instances inside a declared family are as declared and do not fail the run; "
+           "the same entries, per paper, are in ERRATA-<paper>.md beside this report.", ""]
     if not entries:
         return "\n".join(out + ["No finding declared for the statements of this run.", "", ""])
-    out += ["| statement | class | finding | status | repair |", "|---|---|---|---|---|"]
-    for e in entries:
-        rep = f"`{e['repair_id']}`: " + next((f"{w['verdict']}" for w in e["witnesses"] if w["role"] == "repair"),
-                                              "-") if e["repair_id"] else "-"
-        out.append(f"| `{e['statement']}` | {e['class']} | {e['title']} | "
-                   f"{'reproduced' if e['reproduced'] else 'NOT REPRODUCED'} | {rep} |")
+    out += [_counts(entries) + ".", "", "| " + " | ".join(SUMMARY_COLUMNS) + " |", "|--:|---|---|---|---|---|---|"]
+    out += ["| " + " | ".join(c.replace("|", "\\|") if i != 1 else f"`{c}`" for i, c in enumerate(row)) + " |"
+            for row in summary_rows(entries)]
     out.append("")
     for e in entries:
         out += finding_markdown(e)
@@ -75,24 +116,38 @@ def insert_markdown(md: str, results: dict) -> str:
     return md[:cut] + section + md[cut:] if cut >= 0 else md + "\n" + section
 
 
+def _li(label: str, text: str) -> str:
+    return f"<li><b>{html.escape(label)}</b>: {html.escape(text)}</li>"
+
+
 def html_section(results: dict) -> str:
     entries = results.get("findings") or []
     esc = html.escape
-    parts = ["<h2>Findings</h2>", "<p>One entry per fact; refuted instances inside a declared family are as "
-             "declared. <code>mha-verify errata &lt;paper&gt;</code> writes the same per paper.</p>"]
+    parts = ["<h2>Findings</h2>", f"<p>{esc(RULE)} Refuted instances inside a declared family are as declared; the "
+             "same entries, per paper, are in ERRATA-&lt;paper&gt;.md beside this report.</p>"]
+    if entries:
+        parts.append(f"<p>{esc(_counts(entries))}.</p><table><tr>"
+                     + "".join(f"<th>{esc(c)}</th>" for c in SUMMARY_COLUMNS) + "</tr>")
+        parts += ["<tr>" + "".join(f"<td><code>{esc(c)}</code></td>" if i == 1 else f"<td>{esc(c)}</td>"
+                                   for i, c in enumerate(row)) + "</tr>" for row in summary_rows(entries)]
+        parts.append("</table>")
     for e in entries:
         p = e["printed"]
-        parts.append(f"<h3><code>{esc(e['statement'])}</code>: {esc(e['title'])}</h3><ul>"
-                     f"<li><b>Class</b>: {esc(e['class'])} ({'reproduced' if e['reproduced'] else 'NOT REPRODUCED'})</li>"
-                     f"<li><b>As printed</b> ({esc(p['where'])}): "
-                     + (f"&ldquo;{esc(p['text'])}&rdquo;" if p["retrieved"] else "not retrieved")
-                     + f" [source: {esc(p['source'])}]</li><li><b>Reading</b>: {esc(e['reading'])}</li>"
-                     f"<li><b>Counterexample family</b>: {esc(e['family'])}</li>"
-                     + (f"<li><b>Repair</b>: {esc(e['repair'])}</li>" if e["repair"] else "") + "<li><b>Certificates</b><ul>")
+        items = [_li("Class", f"{e['class']} ({_status(e)})"),
+                 f"<li><b>As printed</b> ({esc(p['where'])}): "
+                 + (f"&ldquo;{esc(p['text'])}&rdquo;" if p["retrieved"] else "not retrieved")
+                 + f" [source: {esc(p['source'])}]</li>"]
+        items += [_li("Lost formula", p["lost"])] if p.get("lost") else []
+        items += [_li("Reading checked", e["reading"]), _li("Strongest reading an author could hold", e["strongest"]),
+                  _li("The finding survives it", _survives(e)),
+                  _li(f"Family (depends on: {', '.join(e['depends_on']) or '-'})", e["family"])]
+        items += [_li(f"Repair ({e['repair_status']})", e["repair"])] if e["repair"] else []
+        parts.append(f"<h3><code>{esc(e['statement'])}</code>: {esc(e['title'])}</h3><ul>" + "".join(items)
+                     + "<li><b>Certificates</b><ul>")
         for w in e["witnesses"]:
             parts.append(f"<li>{esc(w['role'])}, <code>{esc(w['statement'])}</code>: {esc(w['what'])}: "
                          f"{esc(_verdict(w))}; {esc(w['reason'])}<br><code>{esc(w['command'])}</code></li>")
-        parts.append("</ul></li></ul>")
+        parts.append("</ul></li>" + "".join(f"<li>{esc(n)}</li>" for n in e["notes"]) + "</ul>")
     parts.append(f"<p>{esc(errata_line(entries))}</p>")
     return "".join(parts)
 
@@ -107,37 +162,58 @@ def errata_markdown(paper: str, entries: list[dict], certificates=()) -> str:
     """The errata document of one paper."""
     p = registry.PAPERS[paper]
     out = [f"# Errata and findings: {p.title}", "", f"{p.citation}.", "",
-           "Written by `mha-verify errata " + paper + "`. Each finding is one fact: the statement as printed (a "
-           "quotation; `[...]` marks a formula our copy of the paper lost), the reading under which it was checked, "
-           "its class, the smallest family of counterexamples with the certificates this command just re-ran, the "
-           "repair and its verdict, and the commands that reproduce each certificate.", ""]
+           "Written by `mha-verify errata " + paper + "` and beside every `mha-verify report`. " + RULE + " Each entry "
+           "gives the statement as printed (a quotation; `[...]` marks a formula our copy of the paper lost), the "
+           "reading under which it was checked, the strongest reading an author could hold and whether the finding "
+           "survives it, its class, the family with every size it depends on, the certificates (re-run when this "
+           "document was written), the repair with its status, and the commands that reproduce each certificate.", ""]
     if not entries:
         out += ["No finding declared.", ""]
+    else:
+        out += [_counts(entries) + ".", ""]
     for k, e in enumerate(entries, 1):
         out += finding_markdown(e, level=f"## {k}.")
     if certificates:
         out += ["## Self-contained certificates", "",
-                "Re-checkable without the project (the checker imports only the standard library and mpmath): "
-                "`python verifier/recheck.py " + " ".join(str(p) for p in certificates) + "`", ""]
-        out += [f"- `{p}`" for p in certificates] + [""]
+                "Re-checkable without the project (the checker imports only the standard library and mpmath), from "
+                "the folder of this document: `python <mha-verify>/verifier/recheck.py "
+                + " ".join(str(c) for c in certificates) + "`", ""]
+        out += [f"- `{c}`" for c in certificates] + [""]
     out += [errata_line(entries), ""]
     return "\n".join(out)
 
 
+def write_paper_errata(paper: str, entries: list[dict], out, *, shown: bool = False) -> Path:
+    """``out/ERRATA-<paper>.md`` from already-run ``entries`` (their numbers passed through display.stable
+    here, once, unless ``shown``: the report's are already) and the paper's certificates in
+    ``out/certificates-<paper>/`` (:mod:`.certificates`)."""
+    from verifier.report.certificates import export_findings
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    certs = [c.relative_to(out) for c in export_findings(paper, out / f"certificates-{paper}")]
+    path = out / f"ERRATA-{paper}.md"
+    mine = [e for e in entries if e["paper"] == paper]
+    path.write_text(errata_markdown(paper, mine if shown else display.stable(mine), certs))
+    return path
+
+
+def write_report_errata(results: dict, out) -> list[Path]:
+    """The errata of every paper with a finding in the report's ``results`` (its entries, counted on its rows)."""
+    entries = results.get("findings") or []
+    return [write_paper_errata(paper, entries, out, shown=True) for paper in registry.PAPERS
+            if any(e["paper"] == paper for e in entries)]
+
+
 def write_errata(paper: str, out, *, prec: int = 128, seed: int = 0) -> tuple[Path, int]:
-    """Write ``out/ERRATA-<paper>.md`` and the paper's self-contained
-    certificates in ``out/certificates-<paper>/`` (:mod:`.certificates`); returns (path, exit code: 0 every
-    finding reproduced, 3 some did not, 4 a certificate raised an error)."""
+    """Write ``out/ERRATA-<paper>.md`` and the paper's self-contained certificates in
+    ``out/certificates-<paper>/``; returns (path, exit code: 0 every finding reproduced, 3 some did not, 4 a
+    certificate raised an error)."""
     registry.load_all()
     if paper not in registry.PAPERS:
         raise KeyError(paper)
-    from verifier.report.certificates import export_findings
-
     entries = run_findings(paper=paper, prec=prec, seed=seed)
-    path = Path(out) / f"ERRATA-{paper}.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    certs = [p.relative_to(Path(out)) for p in export_findings(paper, Path(out) / f"certificates-{paper}")]
-    path.write_text(errata_markdown(paper, entries, certs))
+    path = write_paper_errata(paper, entries, out)
     if any(w["verdict"] == "error" for e in entries for w in e["witnesses"]):
         return path, 4
     return path, 0 if all(e["reproduced"] for e in entries) else 3

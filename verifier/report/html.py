@@ -131,6 +131,13 @@ def results_table_html(results, paper: str | None = None) -> str:
     return "\n".join(rows) + "</table>"
 
 
+def _control_kind(c) -> str:
+    """What a registered control is: a negative control (ours), or the certificate of a finding."""
+    if c.get("role") == "finding certificate":
+        return f"<b>certificate of finding <code>{html.escape(str(c['finding']))}</code></b> (section Findings): "
+    return "negative control: "
+
+
 def _html_statement(row) -> str:
     sid = row["id"]
     out = [f'<h3 id="{sid}">{html.escape(row["reference"])}: <code>{sid}</code> {_badge(row["status"])}</h3>',
@@ -159,10 +166,12 @@ def _html_statement(row) -> str:
                              for h in a["hypotheses"]) + "</table>")
     out.append(instances_html(row))
     if row["controls"]:
-        out.append("<table><tr><th>negative control</th><th>expected</th><th>got</th><th>rejected</th></tr>"
-                   + "".join(f"<tr><td>{_e(c['description'])}<br><span class='note'>{_e(c['function'])}</span></td>"
-                             f"<td>{_e(', '.join(c['expect']))}</td><td>{_e(c['verdict'])}</td>"
-                             f"<td>{_e(c['rejected'])}</td></tr>" for c in row["controls"]) + "</table>")
+        out.append("<table><tr><th>negative control, or certificate of a finding</th><th>expected</th><th>got</th>"
+                   "<th>as expected</th></tr>"
+                   + "".join(f"<tr><td>{_control_kind(c)}{_e(c['description'])}<br><span class='note'>"
+                             f"{_e(c['function'])}</span></td><td>{_e(', '.join(c['expect']))}</td>"
+                             f"<td>{_e(c['verdict'])}</td><td>{_e(c['rejected'])}</td></tr>" for c in row["controls"])
+                   + "</table>")
     out.append("<h4>Audit trail (default instance)</h4>")
     out.append(f"<p><code>{_e(row['instances'][0]['command'] if row['instances'] else '')}</code><br>"
                f"verdict <b>{_e(a.get('verdict'))}</b>: {_e(a.get('reason'))}</p>")

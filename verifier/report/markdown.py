@@ -49,6 +49,10 @@ def _md_statement(row) -> list[str]:
     for h in a.get("hypotheses", []):
         out.append(f"- hypothesis {h['name']}: {h['status']}" + (f" ({h['detail']})" if h["detail"] else ""))
     for c in row["controls"]:
+        if c.get("role") == "finding certificate":  # a refutation of something printed: section Findings
+            out.append(f"- certificate of finding `{c['finding']}` (section Findings) \"{c['description']}\": "
+                       f"{c['verdict']} ({'as declared' if c['rejected'] else 'NOT as declared, expected ' + ', '.join(c['expect'])})")
+            continue
         out.append(f"- negative control \"{c['description']}\": {c['verdict']} "
                    f"({'rejected as expected' if c['rejected'] else 'NOT rejected, expected ' + ', '.join(c['expect'])})")
     for i in row["instances"]:

@@ -89,13 +89,21 @@ def run_statement(sid: str, plans, count: int, *, prec: int = PREC, progress: Pr
 
 
 def run_controls(sid: str, *, seed: int, prec: int = PREC, progress: Progress | None = None) -> list[dict]:
+    """Every registered control of ``sid``, each with what it is (docs/FINDINGS.md): a "negative control" (a
+    deliberately wrong variant our checker must reject) or a "finding certificate" (a refutation of something
+    printed, shown in section Findings and re-run there as the finding's witness)."""
+    from verifier.statements.findings import classify_control
+
     out = []
     for c in registry.REGISTRY[sid].controls:
+        kind, what = classify_control(sid, c.description)
         with warnings.catch_warnings(record=True):  # a false variant may warn: expected, not shown
             warnings.simplefilter("always")
             ev, ok = run_control(sid, c, prec=prec, seed=seed)
         d = ev.to_dict(with_trail=False)
         out.append({"description": c.description, "expect": list(c.expect), "rejected": bool(ok),
+                    "role": "finding certificate" if kind == "finding" else "negative control",
+                    "finding": what if kind == "finding" else None,
                     "function": f"{getattr(c.run, '__module__', '?')}.{getattr(c.run, '__qualname__', '?')}",
                     "verdict": d["verdict"], "reason": d["reason"], "seconds": d["seconds"],
                     "evidence": d})
@@ -119,8 +127,8 @@ def row_status(row: dict) -> str:
         return "error"
     if "refuted" in verdicts:
         return "refuted"
-    if any(not c["rejected"] for c in controls):
-        return "control failed"
+    if any(not c["rejected"] for c in controls if c.get("role") != "finding certificate"):
+        return "control failed"  # a finding certificate that fails is a finding not reproduced (section Findings)
     if "inconclusive" in verdicts:
         return "inconclusive"
     if "verified" not in verdicts:
@@ -142,11 +150,13 @@ def summarise(sid: str, run: dict | None, controls: list[dict]) -> dict:
     row = {"id": sid, "kind": "property of the data" if is_property(sid) else "claim of the paper",
            "reference": st.reference, "summary": st.summary, "depends": list(st.depends),
            "implemented": st.implemented, "not_checkable": st.not_checkable, "paper": st.paper,
+           "reconstruction": registry.PAPERS[st.paper].reconstruction if st.paper in registry.PAPERS else "",
            "module": st.module, "doc": st.doc,
            "instances": [], "skipped": [], "audit": None, "details": [], "controls": controls}
     if run:
         row.update(run)
     inst = row["instances"]
+    variants = [c for c in controls if c.get("role") != "finding certificate"]
     margins = [r["margin"] for r in inst if r["margin"] is not None and math.isfinite(r["margin"])]
     measures = [r["measure"] for r in inst if r.get("measure") is not None]
     counts = {v: sum(r["verdict"] == v for r in inst) for v in sorted({r["verdict"] for r in inst})}
@@ -156,7 +166,8 @@ def summarise(sid: str, run: dict | None, controls: list[dict]) -> dict:
         "numerical_passes": sum(r["verdict"] == "verified" and not r["certified"] and not is_vacuous(r) for r in inst),
         "vacuous_passes": sum(r["verdict"] == "verified" and is_vacuous(r) for r in inst),
         "verdict_counts": counts,
-        "controls_total": len(controls), "controls_rejected": sum(c["rejected"] for c in controls),
+        "controls_total": len(variants), "controls_rejected": sum(c["rejected"] for c in variants),
+        "finding_certificates": sorted({c["finding"] for c in controls if c.get("role") == "finding certificate"}),
         "worst_margin": min(margins) if margins else None, "margin_meaning": st.margin,
         "largest_measure": max(measures) if measures else None, "measure": st.measure,
         "requires": list(st.requires),

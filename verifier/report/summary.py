@@ -18,32 +18,83 @@ def fmt(x) -> str:
     return str(x)
 
 
+def _tally(results) -> dict:
+    """What the banner counts, each by its own name."""
+    rows = results["statements"].values()
+    found = results.get("findings") or []
+    return {"statements": len(results["statements"]),
+            "statuses": ", ".join(f"{v} {k}" for k, v in results["summary"]["status_counts"].items()),
+            "controls": sum(r.get("controls_total", 0) for r in rows),
+            "rejected": sum(r.get("controls_rejected", 0) for r in rows),
+            "inconclusive": sum(i["verdict"] == "inconclusive" for r in rows for i in r["instances"]),
+            "findings": len(found), "refuting": sum(e["refutes"] for e in found),
+            "reproduced": sum(e["reproduced"] for e in found)}
+
+
 def outcome_banner(results) -> tuple[str, str]:
+    """The colour and the sentence of the outcome; every number in it counts what it names."""
     code = results["summary"]["exit_code"]
-    counts = ", ".join(f"{v} {k}" for k, v in results["summary"]["status_counts"].items())
-    known = len(results.get("findings") or [])
-    if code == 0 and known:
-        return "#e8f5e9", (f"Every verdict verified or as declared: {known} known finding(s) reproduced (section "
-                           f"Findings); no new refutation, no checker error, every negative control rejected ({counts}).")
+    t = _tally(results)
+    tail = (f"{t['rejected']} of {t['controls']} negative controls rejected; {t['statements']} statements: "
+            f"{t['statuses']}")
     if code == 0:
-        return "#e8f5e9", f"No refutation, no checker error, every negative control rejected ({counts})."
+        known = (f"; {t['findings']} declared findings reproduced ({t['refuting']} refute something printed: "
+                 "section Findings)") if t["findings"] else ""
+        open_ = (f"; {t['inconclusive']} instance(s) inconclusive, neither verified nor refuted (Needs attention)"
+                 if t["inconclusive"] else "")
+        return "#e8f5e9", f"No new refutation, no checker error{known}{open_}. {tail}."
     if code == 1:
-        return "#ffebee", (f"A refutation outside every declared finding, or a negative control not rejected: see "
-                           f"below ({counts}).")
+        return "#ffebee", f"A refutation outside every declared finding, or a negative control not rejected: see below. {tail}."
     if code == 3:
-        return "#fff3e0", f"A declared finding no longer reproduces: see Findings ({counts})."
-    return "#f3e5f5", f"A checker or a figure raised an error: see below ({counts})."
+        return "#fff3e0", (f"A declared finding no longer reproduces ({t['reproduced']} of {t['findings']} do): see "
+                           f"Findings. {tail}.")
+    return "#f3e5f5", f"A checker or a figure raised an error: see below. {tail}."
+
+
+#: option keys that are not sizes
+_NOT_SIZES = {"seed"}
+
+
+def instance_sizes(results, paper: str) -> tuple[int, int, str]:
+    """(statements with a checker, instances run, "key lo-hi, ...") over the paper's drawn instances."""
+    rows = [r for r in results["statements"].values() if r.get("paper") == paper and r["implemented"]]
+    spans: dict[str, list[int]] = {}
+    for r in rows:
+        for i in r["instances"]:
+            for k, v in i["options"].items():
+                if k not in _NOT_SIZES and isinstance(v, int) and not isinstance(v, bool):
+                    spans.setdefault(k, []).append(v)
+    text = ", ".join(f"{k} {min(v)}" + (f"-{max(v)}" if max(v) > min(v) else "") for k, v in spans.items())
+    return len(rows), sum(len(r["instances"]) for r in rows), text
+
+
+def verified_over(results) -> str:
+    """What was verified, paper by paper: the checkers, the instances and their sizes, and what is ours."""
+    parts = []
+    for key in results.get("papers_order") or []:
+        n, count, sizes = instance_sizes(results, key)
+        rows = [r for r in results["statements"].values() if r.get("paper") == key]
+        if not rows:
+            continue
+        recon = next((r["reconstruction"] for r in rows if r.get("reconstruction")), "")
+        title = ((results.get("citations") or {}).get(key) or key).split(";")[0]
+        parts.append(f"{title}: {len(rows)} statements, {n} with a checker, run on {count} drawn instances ({sizes})"
+                     + (f"; OUR RECONSTRUCTION ({recon})" if recon else ""))
+    named = len((results.get("named_instances") or {}).get("rows", []))
+    return "; ".join(parts) + (f"; plus {named} named instances of Theorem 1 at the paper's scale (section The "
+                               "paper's scale)" if named else "")
 
 
 def header_items(results) -> list[tuple[str, str]]:
-    """The header: what, how and with which seed.  No date, duration, machine,
-    versions or commit: those change between runs of the same seed and live
-    in ``run.json`` beside the report."""
+    """The header: what, over which instances, how and with which seed.  No
+    date, duration, machine, versions or commit: those change between runs of
+    the same seed and live in ``run.json`` beside the report."""
     cfg = results["config"]
     return [
-        ("What was verified", f"{results['paper']}: {len(results['statements'])} statements, "
-                              f"{sum(r['implemented'] for r in results['statements'].values())} with a checker"),
-        ("Mode", f"{cfg['mode']} ({cfg['instances_per_statement']} instance(s) per statement, plus every negative control)"),
+        ("Papers", results["paper"]),
+        ("What was verified, over which instances", verified_over(results)),
+        ("Mode", f"{cfg['mode']} ({cfg['instances_per_statement']} instance(s) per statement, plus every negative "
+                 "control and every finding's certificates)"),
         ("Seed", str(cfg["seed"])),
         ("Precision", f"ball arithmetic from {cfg['prec_bits']} bits (a checker may raise it; each instance "
                       "records its prec_bits); exact rationals where stated; float64 for numerical checks"),
@@ -73,16 +124,18 @@ def attention(results) -> list[tuple[str, str, str, str]]:
                 add("error", sid, i["reason"], i["command"])
         for c in row["controls"]:
             if not c["rejected"]:
-                add("error" if c["verdict"] == "error" else "control not rejected", sid,
-                    f"negative control '{c['description']}' gave {c['verdict']} (expected "
-                    f"{', '.join(c['expect'])}): {c['reason']}")
+                cert = c.get("role") == "finding certificate"
+                add("error" if c["verdict"] == "error" else "finding not reproduced" if cert else
+                    "control not rejected", sid,
+                    f"{'certificate of finding ' + str(c['finding']) if cert else 'negative control'} "
+                    f"'{c['description']}' gave {c['verdict']} (expected {', '.join(c['expect'])}): {c['reason']}")
         for i in row["instances"]:
             if i["verdict"] == "inconclusive":
                 add("inconclusive", sid, i["reason"], i["command"])
             if i.get("warnings"):
                 add("warnings", sid, "; ".join(i["warnings"]), i["command"])
     items = []
-    for kind in ("REFUTED", "error", "control not rejected", "inconclusive", "warnings"):
+    for kind in ("REFUTED", "error", "control not rejected", "finding not reproduced", "inconclusive", "warnings"):
         for (k, sid), entries in groups.items():
             if k != kind:
                 continue
@@ -106,8 +159,16 @@ def paper_rows(results, paper: str | None = None) -> list:
 
 
 def table_rows(results, paper: str | None = None):
+    found = {}
+    for e in results.get("findings") or []:
+        found[e["statement"]] = found.get(e["statement"], 0) + 1
     for r in paper_rows(results, paper):
         sid = r["id"]
+        r = dict(r)
+        if r.get("reconstruction") and r["implemented"]:
+            r["status"] = f"{r['status']} (our reconstruction)"
+        if found.get(sid):
+            r["status"] = f"{r['status']}; {found[sid]} finding(s)"
         others = ", ".join(f"{n} {v}" + (" (property fails there)" if v == "refuted" and r["kind"] != "claim of the paper" else "")
                            for v, n in r["verdict_counts"].items() if v != "verified")
         if r.get("vacuous_passes"):

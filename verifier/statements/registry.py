@@ -166,6 +166,7 @@ class Paper:
     citation: str
     statements: tuple[str, ...]
     instance_options: InstanceOptions | None = None  # None: the first paper's (DEFAULT_OPTIONS)
+    reconstruction: str = ""  # non-empty: every checker of the paper checks our reconstruction of it (why)
 
 
 @dataclass(frozen=True)
@@ -202,10 +203,11 @@ class TableData:
 def register_paper(key: str, *, title: str, citation: str,
                    catalogue: dict[str, tuple[str, str, tuple[str, ...]]],
                    instance_options: InstanceOptions | None = None,
-                   not_checkable: dict[str, str] | None = None) -> Paper:
+                   not_checkable: dict[str, str] | None = None, reconstruction: str = "") -> Paper:
     """Declare a paper and every statement id it has (idempotent per key);
     ``instance_options`` are the paper's own (default: the first paper's);
-    ``not_checkable`` maps statement ids to the reason no checker exists."""
+    ``not_checkable`` maps statement ids to the reason no checker exists; ``reconstruction`` (non-empty) says
+    that every checker of the paper checks our reconstruction of it, and why."""
     if key in PAPERS:
         return PAPERS[key]
     clash = sorted(set(catalogue) & set(REGISTRY))
@@ -217,7 +219,7 @@ def register_paper(key: str, *, title: str, citation: str,
     for sid, (ref, summary, deps) in catalogue.items():
         REGISTRY[sid] = Statement(sid, ref, summary, tuple(deps), paper=key,
                                   not_checkable=(not_checkable or {}).get(sid, ""))
-    PAPERS[key] = Paper(key, title, citation, tuple(catalogue), instance_options)
+    PAPERS[key] = Paper(key, title, citation, tuple(catalogue), instance_options, reconstruction)
     return PAPERS[key]
 
 

@@ -12,6 +12,7 @@ from proofs.dana2025.thm2_small_c import (
     check_dana_thm2_small_c,
     control_small_c_outside,
     control_small_c_weakened,
+    control_small_c_zero_encoder,
     small_c_hypothesis,
 )
 from verifier.data.sequences import from_sequences, make_sequence_instance
@@ -46,3 +47,29 @@ def test_trivial_regime_is_named():
                           kind="test")
     ev = check_dana_thm2_small_c(inst)
     assert ev.verdict == "verified" and ev.measured["regime"].startswith("trivial")
+    assert ev.method.startswith("vacuous")  # d_KL(pi, L) = 0 <= RHS: counted neither way by the report
+
+
+def _peaked(**kw):
+    return make_sequence_instance(**{**dict(N=900, S=2, d=880, d_h=1, H=1, T0=4, conditionals="peaked", seed=0),
+                                     **kw})
+
+
+def test_the_repair_is_checked_where_it_can_fail():
+    """Peaked rows (mass 1 - 2^-10 on the mode): the RHS lies below the zero encoder's d_KL, so a construction
+    without its scaling fails the bound (the control), and the proof's construction meets it."""
+    ev = check_dana_thm2_small_c(_peaked())
+    assert ev.verdict == "verified" and ev.certified and not ev.method.startswith("vacuous")
+    assert ev.measured["RHS < d_KL(pi, 0)"] == "true" and ev.measured["RHS"] < math.log(900)
+    assert ev.measured["d_KL(pi, 0) >="] > ev.measured["RHS"] > ev.measured["d_KL(pi, f) <="]
+    assert ev.measured["T0 <= d (d_KL(pi, L) = 0)"] is True  # said: the L-level bound is implied there
+    zero = control_small_c_zero_encoder()
+    assert zero.verdict == "refuted" and zero.certified
+
+
+def test_with_flat_rows_the_bound_is_implied_and_the_control_cannot_fail_it():
+    """The committed instances before issue 34: RHS above log N >= d_KL(pi, 0): nothing there can fail."""
+    inst = _peaked(conditionals="positive")
+    ev = check_dana_thm2_small_c(inst)
+    assert ev.verdict == "verified" and ev.measured["RHS < d_KL(pi, 0)"] == "false" and ev.measured["RHS"] > math.log(900)
+    assert check_dana_thm2_small_c(inst, construction="zero").verdict == "inconclusive"

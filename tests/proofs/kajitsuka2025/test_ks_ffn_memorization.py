@@ -85,3 +85,15 @@ def test_parameter_table():
     ratios = [r[1] / r[0] for r in d["rows"]]
     assert all(a > b for a, b in zip(ratios, ratios[1:]))  # P / N decreasing: sublinear
     assert math.isfinite(d["rows"][0][5])
+
+
+def test_the_reference_constant_is_fitted_on_data_it_is_then_not_compared_against():
+    from proofs.kajitsuka2025.ffn_memorization import FIT_MAX_N
+
+    d = registry.table_data("ks_ffn_parameters").data(0)
+    fit = [r for r in d["rows"] if r[0] <= FIT_MAX_N]
+    held = [r for r in d["rows"] if r[0] > FIT_MAX_N]
+    assert fit and held and all(r[6] == "(fitted)" for r in fit)
+    c = math.exp(sum(math.log(r[1] / math.sqrt(r[0] * math.log2(r[0]))) for r in fit) / len(fit))
+    for r in held:  # the held-out ratio is what the table says, not 1 by construction
+        assert r[6] == round(r[1] / (c * math.sqrt(r[0] * math.log2(r[0]))), 3) and r[6] != 1.0

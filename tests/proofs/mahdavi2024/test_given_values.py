@@ -202,17 +202,20 @@ def test_float32_shared_context_holds_at_the_data_precision_only(capsys, tmp_pat
 
 
 def test_a_construction_on_a_rounded_copy_says_so(capsys, tmp_path):
-    """A checker whose certificates read the float64 copy: its verdict is
-    named one on the rounding, whatever it is."""
+    """A checker whose certificates read the float64 copy decided on the rounded data, not on the values
+    given: its verdict is inconclusive and named one on the rounding (Lemma 5).  Theorem 1 encloses Z
+    with the values given exactly (their balls), so a verdict of it stands (here its float construction
+    does not get through 2^53 + 1 beside 1: inconclusive, never a refutation)."""
     q = np.array([[B + 1, 1, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 1, 0, 0]], dtype=np.int64)
     E = np.zeros((3, 2, 5), dtype=np.int64)
     E[:, 0, 3], E[:, 1, 4] = 1, 1
     E[:, 0, 0] = [1, 2, 3]
-    for sid in ("lemma5", "theorem1"):
-        out = run_json(capsys, tmp_path, sid, E, q, "--H", "2")
-        assert out["verdict"] != "hypotheses-unmet"
-        assert out["reason"].startswith(f"{out['verdict']} on the float64 rounding of the data (queries: int64")
-        assert out["instance"]["float64 copy rounds"] == {"queries": "int64 entries beyond 2^53 that float64 rounds"}
+    out = run_json(capsys, tmp_path, "lemma5", E, q, "--H", "2")
+    assert out["verdict"] == "inconclusive"
+    assert out["reason"].startswith("verified on the float64 rounding of the data (queries: int64")
+    assert out["instance"]["float64 copy rounds"] == {"queries": "int64 entries beyond 2^53 that float64 rounds"}
+    out = run_json(capsys, tmp_path, "theorem1", E, q, "--H", "2")  # the float construction may not get through
+    assert out["verdict"] in ("verified", "inconclusive") and "float64 rounding" not in out["reason"]
     out = run_json(capsys, tmp_path, "assumption2", E, q)  # certifies on the values given: no such label
     assert out["verdict"] == "verified" and "float64 rounding" not in out["reason"]
 

@@ -151,3 +151,42 @@ def test_no_traceback_from_a_real_process():
     proc = mha("check", "theorem1", "--seed", "-1", "--json")
     assert_clean_failure(proc, 2, "--seed -1")
     assert json.loads(proc.stdout)["verdict"] == "bad-input"
+
+
+README_DANA = ("dana_thm1_eps0", "--N", 3, "--d", 2, "--dh", 1, "--H", 1, "--dataset", "shared-last", "--T0", 3,
+               "--conditionals", "positive")
+
+
+def test_check_says_a_refutation_is_a_declared_finding_and_keeps_exit_1(capsys):
+    """The README's Dana example: refuted, inside a declared family; the headline and the JSON name the finding
+    and where the errata write it up, and the exit code stays 1 (the refutation is real)."""
+    from verifier.statements.findings import FINDINGS, errata_reference
+
+    registry.load_all()
+    f = FINDINGS["dana_thm1_eps0.capacity_reading"]
+    proc = run(capsys, "check", *README_DANA, "--json")
+    d = json.loads(proc.stdout)
+    assert proc.returncode == 1 and d["exit_code"] == 1 and d["verdict"] == "refuted"
+    assert d["declared_finding"] == {"key": f.key, "title": f.title, "class": f.class_label,
+                                     "errata": errata_reference(f)}
+    assert "REFUTED, as declared: " + f.title in d["headline"] and errata_reference(f) in d["headline"]
+    text = run(capsys, "check", *README_DANA)
+    assert text.returncode == 1 and text.stdout.splitlines()[0] == d["headline"]
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f"({f.class_label}; {errata_reference(f)}: {f.key})" in readme  # the README quotes today's numbering
+    ok = json.loads(run(capsys, "check", "dana_lemma2", "--N", 5, "--S", 2, "--d", 4, "--H", 2, "--T0", 8,
+                        "--json").stdout)
+    assert ok["verdict"] == "verified" and ok["declared_finding"] is None
+
+
+def test_check_on_data_at_hand_places_it_in_a_family(capsys, tmp_path):
+    """A file whose 10 bigrams use 4 of N = 10 tokens: refuted for d = 5 <= N+S-2, and declared (the family
+    depends on the tokens the data use, not on N)."""
+    import itertools
+
+    path = tmp_path / "few_tokens.json"
+    seqs = [list(s) for s in itertools.product(range(4), repeat=2)][:10]
+    path.write_text(json.dumps({"N": 10, "sequences": seqs, "targets": [0] * 10}))
+    d = json.loads(run(capsys, "check", "dana_lemma2", "--data", path, "--d", 5, "--H", 2, "--json").stdout)
+    assert d["verdict"] == "refuted"
+    assert d["declared_finding"]["key"] == "dana_lemma2.d_at_least_N_plus_S_minus_1"

@@ -20,6 +20,7 @@ def _row(sid, *instances, controls=()):
 
 def _entry(*verdicts_expected, key="dana_thm2.c_below_half"):
     ws = [{"verdict": v, "expect": e, "certified": v in ("refuted", "verified"), "what": "w", "statement": "s",
+           "role": "counterexample", "reason": "r",
            "command": "c", "reproduces": v == e, "why_not": "" if v == e else f"gave {v}"}
           for v, e in verdicts_expected]
     return {"key": key, "statement": "dana_thm2", "class": "missing hypothesis", "refutes": True,
@@ -74,8 +75,20 @@ def test_a_control_not_rejected_and_an_error_still_fail():
 
 def test_the_last_line_names_the_errata():
     line = report_findings.errata_line([_entry(("refuted", "refuted"))])
-    assert line.startswith("known errata") and "dana_thm2 (missing hypothesis)" in line
+    assert line.startswith("known errata: 1 findings refute something printed") and \
+        "dana_thm2.c_below_half (missing hypothesis)" in line
     assert "NOT REPRODUCED" in report_findings.errata_line([_entry(("verified", "refuted"))])
+
+
+def test_the_findings_table_is_in_both_renderings():
+    entry = dict(_entry(("refuted", "refuted")), title="T", printed={"text": "x", "where": "p. 1", "source": "s",
+                                                                     "retrieved": True, "lost": ""},
+                 reading="r", strongest="s", survives=True, family="f", depends_on=["N"], repair="", repair_id="",
+                 repair_status="none", notes=[], declared="d", paper="dana2025")
+    md = report_errata.markdown_section({"findings": [entry]})
+    page = report_errata.html_section({"findings": [entry]})
+    assert "| # | statement | class | finding | survives the strongest reading | status | repair |" in md
+    assert "<th>survives the strongest reading</th>" in page and "<td>T</td>" in page
 
 
 def test_findings_section_leads_the_markdown():
@@ -91,6 +104,13 @@ def test_errata_command_writes_the_document(tmp_path, capsys):
     for f in ("dana_thm2", "dana_lemma2", "dana_thm1_eps0", "dana_thm2_small_c", "App. A.3", "reproduce:"):
         assert f in doc
     assert "NOT AS DECLARED" not in doc
+    from verifier.statements.findings import findings_of
+
+    dana = findings_of("dana2025")
+    for k, f in enumerate(dana, 1):  # every finding once, numbered as errata_reference says, with its reading
+        assert doc.count(f": {f.title}\n") == 1 and f"## {k}. `{f.statement}`: {f.title}" in doc, f.key
+    assert doc.count("- **Strongest reading an author could hold**:") == len(dana)
+    assert doc.count("- **The finding survives it**:") == len(dana)
     certs = sorted((tmp_path / "certificates-dana2025").glob("*.json"))
     assert len(certs) == 2 and "verifier/recheck.py" in doc
     assert recheck.main([str(p) for p in certs]) == 0  # re-checked without the project

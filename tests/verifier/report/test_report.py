@@ -48,7 +48,9 @@ def test_quick_report_is_deterministic(quick_runs):
     index.html and the figures are the same bytes; only run.json (date,
     duration, machine, versions, timings, the machine's choices) may differ."""
     (a, code_a), (b, code_b) = quick_runs
-    for name in ["results.json", "REPORT.md", "index.html"] + [f"figures/{p.name}" for p in (a / "figures").glob("*.png")]:
+    errata = [p.relative_to(a).as_posix() for p in sorted(a.glob("ERRATA-*.md")) + sorted(a.glob("certificates-*/*"))]
+    assert len([e for e in errata if e.startswith("ERRATA-")]) == 2
+    for name in ["results.json", "REPORT.md", "index.html"] + errata + [f"figures/{p.name}" for p in (a / "figures").glob("*.png")]:
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
     assert code_a == code_b
     facts = json.loads((a / "run.json").read_text())
@@ -83,8 +85,43 @@ def test_quick_report_writes_every_part(quick_runs):
     assert res["summary"]["gate"]["new_refutations"] == [] or code == 1
     md = (out / "REPORT.md").read_text()
     assert md.index("## Findings") < md.index("## Needs attention")
+    for e in res["findings"]:  # every finding, once, in the report and in its paper's errata
+        assert md.count(f": {e['title']}\n") == 1, e["key"]
+        assert (out / f"ERRATA-{e['paper']}.md").read_text().count(f": {e['title']}\n") == 1, e["key"]
     assert "## Results by statement" in md and "figures/statement_map.png" in md
     assert "real_sizes" not in res and "Property-based runs at real sizes" not in md  # thorough mode only
+
+
+def _md_tables(md: str) -> list[list[str]]:
+    """The header cells of every Markdown table (the line above a |---| line)."""
+    lines = md.splitlines()
+    return [[c.strip().strip("`") for c in lines[i - 1].strip("|").split("|")]
+            for i, line in enumerate(lines) if i and re.match(r"^\|[-:|]+\|$", line.strip())]
+
+
+def test_index_html_has_every_table_report_md_has(quick_runs):
+    import html as html_lib
+
+    out, _ = quick_runs[0]
+    page = html_lib.unescape(re.sub(r"<[^>]+>", "|", (out / "index.html").read_text()))
+    tables = _md_tables((out / "REPORT.md").read_text())
+    assert len(tables) >= 5 and any(t[:3] == ["#", "statement", "class"] for t in tables)  # Findings' summary
+    for header in tables:
+        assert "|" + "||".join(header) + "|" in page.replace("\\|", "|"), header
+
+
+def test_the_banner_counts_what_it_names(quick_runs):
+    out, code = quick_runs[0]
+    res = results(out)
+    rows = res["statements"].values()
+    banner = (out / "REPORT.md").read_text().split("\n")[2]
+    controls = sum(r["controls_total"] for r in rows)
+    assert f"{sum(r['controls_rejected'] for r in rows)} of {controls} negative controls rejected" in banner
+    assert f"{len(res['statements'])} statements: " in banner
+    open_ = sum(i["verdict"] == "inconclusive" for r in rows for i in r["instances"])
+    assert ("inconclusive, neither verified nor refuted" in banner) == bool(open_)
+    assert "Every verdict verified" not in banner
+    assert controls == sum(1 for r in rows for c in r["controls"] if c["role"] == "negative control")
 
 
 def test_unimplemented_statement_is_never_a_pass(tmp_path, monkeypatch):
