@@ -56,6 +56,16 @@ def _instance_options(p: argparse.ArgumentParser) -> None:
     writers = ", ".join(sid for sid, st in registry.REGISTRY.items() if st.writes_weights) or "none"
     g.add_argument("--save-weights", dest="save_weights", metavar="PATH.npz",
                    help=f"write the constructed weights (statements that construct weights: {writers})")
+    g.add_argument("--weights", metavar="FILE", help="given weights (.npz as --save-weights writes, .pt state dict, "
+                   ".safetensors): W_Q, W_K (H,d,d_h), W_V (H,d,d_v), W_O (H d_v,d), W_D (d,d_out), skip_connection; "
+                   "read at their dtype's precision (--exact-input: exactly); statements weights_rank, "
+                   "weights_memorize, weights_classify")
+    g.add_argument("--hf-model", dest="hf_model", metavar="DIR", help="a local transformers model directory (ViT, "
+                   "BERT, GPT-2; never downloaded): --layer L's attention on the tokens of --data's pixel_values or "
+                   "input_ids (weights_rank)")
+    g.add_argument("--layer", type=int, help="with --hf-model: the layer, 0-based")
+    g.add_argument("--tol", help="weights_memorize: the tolerance on max |yhat - y| (an exact decimal; default "
+                   "1e-6 max|y|)")
     _paper_options(p)
     p.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
 
@@ -248,12 +258,19 @@ def _cmd_check(args, out: Output, audit: bool) -> int:
             raise InvalidInstance(f"--save-weights: {args.id} constructs no weights to save; statements that do: "
                                   f"{writers}")
         writable_file(args.save_weights, "--save-weights")
-    if args.exact_input and args.data is None:
+    given = args.weights is not None or args.hf_model is not None or args.layer is not None or args.tol is not None
+    if args.exact_input and args.data is None and not given:
         raise InvalidInstance("--exact-input reads --data; generated instances are exact already")
-    inst = build_instance(args.id, data=args.data, exact_input=args.exact_input, **_option_values(args, args.id))
+    options = {"save_weights": args.save_weights} if args.save_weights else {}
+    if given:  # a statement about given weights (verifier/cli/given.py)
+        from verifier.cli.given import given_inputs
+
+        inst, more = given_inputs(args, st, _option_values(args, args.id))
+        options.update(more)
+    else:
+        inst = build_instance(args.id, data=args.data, exact_input=args.exact_input, **_option_values(args, args.id))
     if args.data is not None:
         _check_against_data(args, inst)
-    options = {"save_weights": args.save_weights} if args.save_weights else {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ev = run_check(st.id, inst, prec=args.prec, seed=args.seed or 0, **options)

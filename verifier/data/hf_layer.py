@@ -63,7 +63,8 @@ def _config(path: Path):
     from transformers import AutoConfig
     from transformers.utils import logging as hf_logging
 
-    hf_logging.set_verbosity_error()
+    hf_logging.set_verbosity_error()  # one line per outcome: no config chatter, no progress bars
+    hf_logging.disable_progress_bar()
     try:
         cfg = AutoConfig.from_pretrained(str(path), local_files_only=True)
     except Exception as exc:  # noqa: BLE001 - a foreign or broken config: one line
