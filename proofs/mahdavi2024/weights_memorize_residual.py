@@ -155,7 +155,7 @@ def weights_memorize(instance, *, prec: int = 128, seed: int = 0, weights=None, 
     within = int(np.sum(np.max(np.nextafter(A + R, np.inf), axis=1) <= tol_f)) if tol_f == tol_q else None
     above = int(np.sum(np.max(np.nextafter(A - R, -np.inf), axis=1) > tol_f)) if tol_f == tol_q else None
     measured = {"max |yhat - y| >=": lo, "max |yhat - y| <=": hi, "tol": tol_f, "tol set by": tol_how,
-                "max|y|": Y_max, "weights": how,
+                "max|y|": Y_max, "weights": how, "weights read": w.describe()["arrays"],
                 **({"examples certified within tol (float enclosure)": within,
                     "examples certified above tol (float enclosure)": above} if within is not None else {})}
     cert = {"kind": "max |yhat - y| enclosed: Eqs. 1-6 in balls over every value the data, labels and weights "

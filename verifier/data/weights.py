@@ -25,8 +25,8 @@ Shapes are checked against each other here and against the data by
 exit 2) that names the array, its shape and the one expected.  A square
 matrix given transposed cannot be told from the intended one: it is read as
 given (``W_Q[h]`` maps tokens, its rows are token coordinates).  Sizes are
-checked against :func:`memory_budget` from the files' headers, before any
-array is read.
+checked against :func:`~verifier.data.weights_budget.memory_budget` from the
+files' headers, before any array is read.
 
 >>> import numpy as np, tempfile, os
 >>> path = os.path.join(tempfile.mkdtemp(), "w.npz")
@@ -37,7 +37,6 @@ array is read.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,10 +46,11 @@ from verifier.arith.balls import BallArray
 from verifier.data.files import DataFile, GivenArray, read_data_file
 from verifier.data.given import OVERFLOW_LIMIT, add_up, float64_copy
 from verifier.data.precision import ArrayPrecision, array_precision
+from verifier.data.weights_budget import check_memory, npz_shapes
 from verifier.errors import InvalidInstance
 
 __all__ = ["WEIGHT_NAMES", "DATA_NAMES", "GivenWeights", "read_weights", "weights_from_arrays",
-           "check_against_data", "memory_budget", "check_memory", "estimated_bytes"]
+           "check_against_data", "check_memory"]
 
 WEIGHT_NAMES = ("W_Q", "W_K", "W_V", "W_O", "W_D", "b_Q")
 DATA_NAMES = ("contexts", "queries", "labels")
@@ -58,8 +58,6 @@ OTHER_NAMES = ("skip_connection",)
 NDIM = {"W_Q": 3, "W_K": 3, "W_V": 3, "W_O": 2, "W_D": 2, "b_Q": 2}
 LAYOUT = {"W_Q": "(H, d, d_h)", "W_K": "(H, d, d_h)", "W_V": "(H, d, d_v)", "W_O": "(H d_v, d)",
           "W_D": "(d, d_out)", "b_Q": "(H, d_h)"}
-BUDGET_ENV = "MHA_VERIFY_MAX_MEMORY_GIB"
-DEFAULT_BUDGET_GIB = 24.0
 #: bfloat16 (torch, safetensors): 8 significand bits, float32's exponent range
 BFLOAT16 = ArrayPrecision("bfloat16", "float", "bfloat16: each value stands for the reals that round to it", 8, -126)
 
@@ -189,8 +187,7 @@ def _ball_of(where: str, name: str, raw: np.ndarray, meaning: ArrayPrecision):
         _fail(where, f"{name} has entries above {OVERFLOW_LIMIT:g} in magnitude (overflow)")
     copy, _, extra, _ = float64_copy(name, raw)
     copy = np.array(copy, dtype=np.float64)
-    rad = None if meaning.exact else meaning.radius(copy if raw.dtype.itemsize <= 8 or raw.dtype.kind != "f"
-                                                    else raw)
+    rad = None if meaning.exact else meaning.radius(copy)  # a long double's copy: its exponent or one above
     if extra is not None:
         rad = np.asarray(extra, dtype=np.float64) if rad is None else add_up(rad, np.asarray(extra, np.float64))
     copy.setflags(write=False)
@@ -229,61 +226,6 @@ def weights_from_arrays(arrays: dict, *, precision: dict | None = None, exact_in
     _check_shapes(where, mid)
     return GivenWeights(mid, rad, meaning, skip=skip, source=source, augmented=augmented, notes=tuple(notes),
                         dataset=dict(dataset or {}))
-
-
-# -- sizes before reading -----------------------------------------------------------------------------------------
-
-def memory_budget() -> int:
-    """Bytes a check on given weights may use: ``$MHA_VERIFY_MAX_MEMORY_GIB``
-    (default 24 GiB)."""
-    raw = os.environ.get(BUDGET_ENV, "")
-    try:
-        gib = float(raw) if raw else DEFAULT_BUDGET_GIB
-    except ValueError:
-        raise InvalidInstance(f"${BUDGET_ENV} = {raw!r} is not a number of GiB") from None
-    return int(gib * 2**30)
-
-
-def estimated_bytes(shapes: dict, *, T: int = 0, n: int = 0) -> int:
-    """Memory of a check: every weight as float64 midpoint and radius (16
-    bytes an entry); for T examples the feature matrix Z (T x H d) four
-    times (midpoint, radius, the float copy that chooses the minor, its QR),
-    the per-head logits and scores (T x n, a few of each) and the contexts
-    (T x n x d: float64 midpoints and radii, and the tokens as read)."""
-    entries = sum(int(np.prod(s, dtype=np.int64)) for s in shapes.values())
-    H, d = (shapes["W_Q"][0], shapes["W_Q"][1]) if "W_Q" in shapes and len(shapes["W_Q"]) == 3 else (0, 0)
-    T, n = int(T), int(n)
-    return 16 * entries + 32 * T * int(H) * int(d) + 64 * T * n * int(H) + 24 * T * n * int(d)
-
-
-def check_memory(shapes: dict, *, T: int = 0, n: int = 0, what: str = "weights") -> None:
-    need, budget = estimated_bytes(shapes, T=T, n=n), memory_budget()
-    if need > budget:
-        raise InvalidInstance(f"{what}: the check needs about {need / 2**30:.1f} GiB (shapes "
-                              + ", ".join(f"{k} {tuple(v)}" for k, v in shapes.items())
-                              + (f", T = {T}" if T else "") + f"), above the budget of {budget / 2**30:.1f} GiB "
-                              f"(${BUDGET_ENV} to raise it)")
-
-
-def _npz_shapes(p: Path) -> dict:
-    """Array shapes from an .npz's member headers (no data read)."""
-    import zipfile
-
-    shapes = {}
-    try:
-        with zipfile.ZipFile(p) as z:
-            for info in z.infolist():
-                if not info.filename.endswith(".npy"):
-                    continue
-                with z.open(info) as fh:
-                    version = np.lib.format.read_magic(fh)
-                    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
-                        np.lib.format.read_array_header_2_0
-                    shape, _, _ = read(fh)
-                shapes[info.filename[:-4]] = tuple(int(x) for x in shape)
-    except Exception:  # noqa: BLE001 - the reader itself refuses a bad file in one line
-        return {}
-    return shapes
 
 
 # -- readers -------------------------------------------------------------------------------------------------------
@@ -349,9 +291,13 @@ def _read_torch(p: Path, required, optional, *, exact_input: bool, budget_T: int
     _check_names(p.name, list(obj), required, optional)
     check_memory({k: tuple(v.shape) for k, v in obj.items() if k in WEIGHT_NAMES and hasattr(v, "shape")},
                  T=budget_T, what=p.name)
-    arrays, precision, skip = _torch_arrays(p.name, obj)
+    return _from_tensors(p, obj, exact_input=exact_input)
+
+
+def _from_tensors(p: Path, tensors: dict, *, exact_input: bool) -> GivenWeights:
+    arrays, precision, skip = _torch_arrays(p.name, tensors)
     data = {k: arrays.pop(k) for k in DATA_NAMES if k in arrays}
-    dataset = {k: GivenArray(k, v, precision.get(k) or array_precision(v, exact=exact_input), "pt")
+    dataset = {k: GivenArray(k, v, precision.get(k) or array_precision(v, exact=exact_input), p.suffix[1:])
                for k, v in data.items()}
     return weights_from_arrays(arrays, precision=precision, exact_input=exact_input, source=f"file:{p.name}",
                                skip=False if skip is None else _skip_flag(p.name, skip), dataset=dataset,
@@ -375,20 +321,14 @@ def _read_safetensors(p: Path, required, optional, *, exact_input: bool, budget_
     except Exception as exc:  # noqa: BLE001 - a corrupt header: one line
         _fail(p.name, f"cannot read as safetensors: {type(exc).__name__}: "
                       f"{str(exc).splitlines()[0][:160] if str(exc) else ''}")
-    arrays, precision, skip = _torch_arrays(p.name, tensors)
-    data = {k: arrays.pop(k) for k in DATA_NAMES if k in arrays}
-    dataset = {k: GivenArray(k, v, precision.get(k) or array_precision(v, exact=exact_input), "safetensors")
-               for k, v in data.items()}
-    return weights_from_arrays(arrays, precision=precision, exact_input=exact_input, source=f"file:{p.name}",
-                               skip=False if skip is None else _skip_flag(p.name, skip), dataset=dataset,
-                               where=p.name)
+    return _from_tensors(p, tensors, exact_input=exact_input)
 
 
 def read_weights(path, *, required: tuple[str, ...] = ("W_Q", "W_K"), exact_input: bool = False,
                  budget_T: int = 0) -> GivenWeights:
     """The weights in ``path`` (.npz, .json, .pt/.pth, .safetensors): every
     name of ``required`` present, every other name one of the weights, the
-    skip flag or the dataset; sizes checked against :func:`memory_budget`
+    skip flag or the dataset; sizes checked against the memory budget
     (with ``budget_T`` examples) before the arrays are read."""
     p = Path(path)
     if p.is_dir():
@@ -406,7 +346,7 @@ def read_weights(path, *, required: tuple[str, ...] = ("W_Q", "W_K"), exact_inpu
         raise InvalidInstance(f"--weights {p.name}: unknown suffix {p.suffix!r}; expected .npz, .json, .pt, .pth, "
                               ".bin or .safetensors")
     if suffix == ".npz":
-        check_memory({k: v for k, v in _npz_shapes(p).items() if k in WEIGHT_NAMES}, T=budget_T, what=p.name)
+        check_memory({k: v for k, v in npz_shapes(p).items() if k in WEIGHT_NAMES}, T=budget_T, what=p.name)
     f = read_data_file(p, required=required, optional=optional, exact_input=exact_input)
     return _from_datafile(f, exact_input=exact_input)
 
@@ -416,7 +356,7 @@ def check_against_data(w: GivenWeights, instance, *, readout: bool = False) -> N
     ``readout``); one line naming both."""
     where = w.source.removeprefix("file:")
     if w.d != instance.d:
-        transposed = " (W_Q given as (H, d_h, d)?)" if w.d_h == instance.d else ""
+        transposed = " (transposed? W_Q given as (H, d_h, d))" if w.d_h == instance.d else ""
         _fail(where, f"W_Q has shape {w.mid['W_Q'].shape}: d = {w.d}, but the data's tokens have d = "
                      f"{instance.d}{transposed}")
     if readout:

@@ -140,7 +140,7 @@ def test_shapes_against_the_data():
     with pytest.raises(InvalidInstance, match="d = 5, but the data's tokens have d = 3"):
         check_against_data(w, make_instance(H=H, n=2, d=3))
     wt = weights_from_arrays({"W_Q": np.ones((H, DH, D)), "W_K": np.ones((H, DH, D))})  # given transposed
-    with pytest.raises(InvalidInstance, match=r"W_Q given as \(H, d_h, d\)"):
+    with pytest.raises(InvalidInstance, match=r"transposed\? W_Q given as \(H, d_h, d\)"):
         check_against_data(wt, make_instance(H=H, n=2, d=D))
 
 
