@@ -11,7 +11,9 @@ and wrongly when yhat^(t)_j > yhat^(t)_c for some j.  Claimed: every example
 is classified correctly.  The class of an example is its label: an integer
 id in [0, C) (labels of one column, of an integer dtype or read exactly), or
 the argmax of its label row (C columns; the largest entry must exceed the
-others for every value the labels stand for).
+others for every value the labels stand for).  One output (C = 1) is a
+binary classifier by the sign: the scores are [0, yhat], the class of y its
+sign (y must be nonzero for every value it stands for).
 
 Checks
 ------
@@ -45,6 +47,7 @@ from __future__ import annotations
 import numpy as np
 
 from verifier.arith.backend import get_backend
+from verifier.arith.balls import BallArray
 from verifier.arith.compare import Decision, certainly_positive, workprec
 from verifier.errors import InvalidInstance
 from verifier.model.mha_balls import feature_matrix_ball
@@ -60,6 +63,14 @@ def label_classes(instance, C: int) -> tuple[np.ndarray, str]:
     """(class of each example, how it was read); bad input when undecidable."""
     Y = np.asarray(instance.labels)
     exact = instance.precision.exact_for("labels")
+    if Y.shape[1] == 1 and C == 1:  # one output: binary, by the sign
+        mid, rad = instance.ball("labels")
+        rad = np.zeros_like(mid) if rad is None else rad
+        zero = np.flatnonzero(~(np.nextafter(np.abs(mid[:, 0]), -np.inf) > rad[:, 0]))
+        if zero.size:
+            raise InvalidInstance(f"label {int(zero[0])} has no sign for every value it stands for: its class "
+                                  "(one output: the sign) is undefined")
+        return (mid[:, 0] > 0).astype(np.int64), "sign of the one label (one output read as scores [0, yhat])"
     if Y.shape[1] == 1 and C >= 2:
         if not exact or np.any(Y != np.round(Y)) or np.any((Y < 0) | (Y >= C)):
             raise InvalidInstance(f"class ids must be integers in [0, {C}) read exactly (an integer dtype or "
@@ -67,8 +78,6 @@ def label_classes(instance, C: int) -> tuple[np.ndarray, str]:
         return Y[:, 0].astype(np.int64), "class ids (one label column)"
     if Y.shape[1] != C:
         raise InvalidInstance(f"labels have {Y.shape[1]} columns; expected {C} (one score per class) or 1 (class ids)")
-    if C < 2:
-        raise InvalidInstance("classification needs d_out >= 2 outputs (class scores)")
     mid, rad = instance.ball("labels")
     rad = np.zeros_like(mid) if rad is None else rad
     top = np.argmax(mid, axis=1)
@@ -81,10 +90,21 @@ def label_classes(instance, C: int) -> tuple[np.ndarray, str]:
     return top.astype(np.int64), "argmax of each label row"
 
 
+def readout_balls(w) -> dict:
+    """W_V, W_O, W_D as balls; one output is read as the two scores [0, yhat]
+    (W_D' = [0 | W_D]: class 1 when yhat > 0, class 0 when yhat < 0)."""
+    balls = {k: w.ball(k) for k in ("W_V", "W_O", "W_D")}
+    if w.d_out == 1:
+        D = balls["W_D"]
+        balls["W_D"] = BallArray(np.hstack([np.zeros_like(D.mid), D.mid]),
+                                 None if D.rad is None else np.hstack([np.zeros_like(D.rad), D.rad]))
+    return balls
+
+
 def _arb_retry(instance, w, classes, rows, prec: int) -> dict:
     """{example: Decision of 'correct'} for ``rows``, in Arb at ``prec`` bits."""
     E, e, WK, WQ = w.key_query(instance)
-    balls = {k: w.ball(k) for k in ("W_V", "W_O", "W_D")}
+    balls = readout_balls(w)
     out = {}
     with workprec(prec):
         Z = feature_matrix_ball(E, e, WK, WQ, rows=list(rows))
@@ -108,10 +128,11 @@ def weights_classify(instance, *, prec: int = 128, seed: int = 0, weights=None, 
     b = get_backend(backend)
     Z = feature_enclosure(instance, w, backend=b)
     q = instance.balls()[1] if w.skip else None
-    mid, rad = margins_float_ball(Z, {k: w.ball(k) for k in ("W_V", "W_O", "W_D")}, classes, q, backend=b)
+    balls = readout_balls(w)
+    mid, rad = margins_float_ball(Z, balls, classes, q, backend=b)
     up = np.nextafter(mid + rad, np.inf)  # margins yhat_j - yhat_c, rounded outward
     lo = np.nextafter(mid - rad, -np.inf)
-    others = np.arange(w.d_out)[None, :] != classes[:, None]
+    others = np.arange(mid.shape[1])[None, :] != classes[:, None]
     correct = np.all(np.where(others, up < 0, True), axis=1)
     wrong = np.any(np.where(others, lo > 0, False), axis=1)
     method = "rigorous float64 balls (any summation order)"
@@ -126,7 +147,7 @@ def weights_classify(instance, *, prec: int = 128, seed: int = 0, weights=None, 
                 break
     ok, bad = np.flatnonzero(correct), np.flatnonzero(wrong)
     decision = Decision.FALSE if bad.size else Decision.TRUE if ok.size == instance.T else Decision.UNDECIDED
-    worst = float(np.max(np.where(others, up, -np.inf))) if w.d_out > 1 else float("nan")
+    worst = float(np.max(np.where(others, up, -np.inf)))
     measured = {"certified correct": int(ok.size), "certified wrong": int(bad.size), "undecided": int(undecided.size),
                 "T": instance.T, "examples certified wrong": brief(bad), "examples undecided": brief(undecided),
                 "classes read as": read, "largest margin yhat_j - yhat_c (upper bound)": worst, "weights": how, "weights read": w.describe()["arrays"]}

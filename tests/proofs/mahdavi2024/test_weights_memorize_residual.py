@@ -137,3 +137,14 @@ def test_classify_refuses_undefined_classes(labels, message):
     inst = from_arrays(E, e, labels, H=2, d_v=2, reading="dtype", precision_source="file")
     with pytest.raises(InvalidInstance, match=message):
         check_weights_classify(inst, weights=weights_from_arrays(W))
+
+
+def test_one_output_is_a_binary_classifier_by_the_sign():
+    inst = make_instance(H=2, n=3, d=5, seed=5)
+    w, _ = layer_weights(inst, None, seed=5, readout=True)
+    ev = check_weights_classify(inst, weights=w)
+    assert ev.verdict == "verified" and ev.measured["classes read as"].startswith("sign")
+    flipped = check_weights_classify(inst.replace(labels=-np.asarray(inst.labels)), weights=w)
+    assert flipped.verdict == "refuted" and flipped.measured["certified wrong"] == inst.T
+    with pytest.raises(InvalidInstance, match="no sign"):
+        check_weights_classify(inst.replace(labels=np.zeros((inst.T, 1))), weights=w)
