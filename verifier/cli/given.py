@@ -35,25 +35,10 @@ def _agree(flag: str, given, value, what: str) -> None:
         raise InvalidInstance(f"{flag} {given} conflicts with the weights, which have {what} = {value}")
 
 
-def _from_dataset(w, *, exact_input: bool, seed: int, opts: dict):
-    from verifier.data.instances import from_arrays
-
-    ds = w.dataset
-    if "contexts" not in ds or "queries" not in ds:
-        raise InvalidInstance(f"{w.source.removeprefix('file:')}: a dataset needs both 'contexts' and 'queries' "
-                              f"(has: {', '.join(sorted(ds))})")
-    labels = ds["labels"].values if "labels" in ds else None
-    return from_arrays(ds["contexts"].values, ds["queries"].values, labels, H=w.H, d_h=w.d_h,
-                       d_v=w.d_v or opts.get("d_v"), d_out=opts.get("d_out"), kind="user", seed=seed,
-                       source=w.source, reading="exact" if exact_input else "dtype",
-                       precision_source="--exact-input" if exact_input else "file",
-                       readings={k: v.reading for k, v in ds.items()})
-
-
 def given_inputs(args, st, opts: dict):
     """(instance, the checker's options) for ``check`` with given weights."""
     from verifier.data.instances import load_data, make_instance
-    from verifier.data.weights import WEIGHT_NAMES, check_memory, read_weights
+    from verifier.data.weights import WEIGHT_NAMES, check_memory, dataset_instance, read_weights
 
     sid = st.id
     if not reads_weights(st):
@@ -99,7 +84,8 @@ def given_inputs(args, st, opts: dict):
         inst = load_data(args.data, exact_input=args.exact_input, H=w.H, d_h=w.d_h, d_v=w.d_v or opts.get("d_v"),
                          d_out=w.d_out or opts.get("d_out"), seed=seed)
     elif w.dataset:
-        inst = _from_dataset(w, exact_input=args.exact_input, seed=seed, opts=opts)
+        inst = dataset_instance(w, exact_input=args.exact_input, seed=seed, d_v=opts.get("d_v"),
+                                d_out=opts.get("d_out"))
     else:
         inst = make_instance(H=w.H, n=opts.get("n") or 3, d=w.d, d_h=w.d_h, d_v=w.d_v, d_out=w.d_out or 1,
                              T=opts.get("T"), context=opts.get("context") or "random",

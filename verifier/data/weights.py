@@ -50,7 +50,7 @@ from verifier.data.weights_budget import check_memory, npz_shapes
 from verifier.errors import InvalidInstance
 
 __all__ = ["WEIGHT_NAMES", "DATA_NAMES", "GivenWeights", "read_weights", "weights_from_arrays",
-           "check_against_data", "check_memory"]
+           "check_against_data", "check_memory", "dataset_instance"]
 
 WEIGHT_NAMES = ("W_Q", "W_K", "W_V", "W_O", "W_D", "b_Q")
 DATA_NAMES = ("contexts", "queries", "labels")
@@ -349,6 +349,23 @@ def read_weights(path, *, required: tuple[str, ...] = ("W_Q", "W_K"), exact_inpu
         check_memory({k: v for k, v in npz_shapes(p).items() if k in WEIGHT_NAMES}, T=budget_T, what=p.name)
     f = read_data_file(p, required=required, optional=optional, exact_input=exact_input)
     return _from_datafile(f, exact_input=exact_input)
+
+
+def dataset_instance(w: GivenWeights, *, exact_input: bool = False, seed: int = 0, d_v=None, d_out=None):
+    """The instance of the dataset saved with the weights (``--save-weights``
+    writes one), read as every data file is, at the weights' sizes."""
+    from verifier.data.instances import from_arrays
+
+    ds = w.dataset
+    if "contexts" not in ds or "queries" not in ds:
+        _fail(w.source.removeprefix("file:"), "a dataset needs both 'contexts' and 'queries' (has: "
+                                              f"{', '.join(sorted(ds))})")
+    labels = ds["labels"].values if "labels" in ds else None
+    return from_arrays(ds["contexts"].values, ds["queries"].values, labels, H=w.H, d_h=w.d_h, d_v=w.d_v or d_v,
+                       d_out=d_out, kind="user", seed=seed, source=w.source,
+                       reading="exact" if exact_input else "dtype",
+                       precision_source="--exact-input" if exact_input else "file",
+                       readings={k: v.reading for k, v in ds.items()})
 
 
 def check_against_data(w: GivenWeights, instance, *, readout: bool = False) -> None:
