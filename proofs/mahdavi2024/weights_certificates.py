@@ -102,6 +102,9 @@ def export_certificate(evidence, instance, weights=None, *, seed: int = 0) -> di
         raise InvalidInstance(f"{sid}: {size} numbers exceed a certificate file's {MAX_ENTRIES}")
     w, how = layer_weights(instance, weights, seed=seed, readout=sid != "weights_rank")
     first = evidence.certificates[0]
+    if sid == "weights_rank" and not first["cols"]:
+        raise InvalidInstance("weights_rank: rank(Z) was certified normwise (Weyl, all columns): there is no minor to "
+                              "write as mha-feature-rank")
     if sid == "weights_rank":
         k = int(first["certified_k"])
         kind, claim = "mha-feature-rank", {"k": k, "shape": [instance.T, w.H * instance.d]}
