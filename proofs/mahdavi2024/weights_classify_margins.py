@@ -49,13 +49,13 @@ import numpy as np
 from verifier.arith.backend import get_backend
 from verifier.arith.balls import BallArray
 from verifier.arith.compare import Decision, certainly_positive, workprec
-from verifier.errors import InvalidInstance
+from verifier.errors import ConstructionFailed, InvalidInstance
 from verifier.model.mha_balls import feature_matrix_ball
 from verifier.model.readout_balls import margins_float_ball, output_arb
 from verifier.statements.evidence import Step, brief, conclude
 from verifier.statements.registry import construction, negative_control, statement
 
-from .weights_common import feature_enclosure, layer_weights
+from .weights_common import feature_enclosure, layer_weights, no_weights
 from .weights_memorize_residual import ARB_T, require_labels
 
 
@@ -123,7 +123,10 @@ def _arb_retry(instance, w, classes, rows, prec: int) -> dict:
 def weights_classify(instance, *, prec: int = 128, seed: int = 0, weights=None, backend=None,
                      statement_id: str = "weights_classify"):
     require_labels(instance, statement_id)
-    w, how = layer_weights(instance, weights, seed=seed, readout=True)
+    try:
+        w, how = layer_weights(instance, weights, seed=seed, readout=True)
+    except ConstructionFailed as exc:
+        return no_weights(statement_id, "argmax yhat^(t) = class of y^(t) for every example", exc)
     classes, read = label_classes(instance, w.d_out)
     b = get_backend(backend)
     Z = feature_enclosure(instance, w, backend=b)

@@ -36,7 +36,7 @@ from verifier.model import mha as model
 from verifier.model.mha_balls import feature_matrix_ball
 from verifier.model.mha_float import feature_columns_float_ball
 
-__all__ = ["layer_weights", "feature_midpoint", "feature_enclosure", "certify_feature_rank", "RTOLS"]
+__all__ = ["layer_weights", "no_weights", "feature_midpoint", "feature_enclosure", "certify_feature_rank", "RTOLS"]
 
 #: stricter SVD thresholds whose numerical ranks are tried when rank(Z) >= min(T, cap) cannot be certified
 RTOLS = (1e-12, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2)
@@ -67,16 +67,28 @@ def _random(instance, seed: int) -> dict:
 
 def layer_weights(instance, weights, *, seed: int, readout: bool):
     """(GivenWeights, where they come from): ``weights`` checked against the
-    data, or the verifier's own (see the module docstring)."""
+    data, or the verifier's own (see the module docstring); ConstructionFailed
+    when ``readout`` and there are none."""
     if weights is not None:
         check_against_data(weights, instance, readout=readout)
         return weights, weights.source
     arrays = _constructed(instance, seed)
     how = "construction: Theorem 1's weights on this instance (Prop. 1 + Step 2), exact floats"
+    if arrays is None and readout:  # no weights to hold against the labels: the caller says hypotheses-unmet
+        raise ConstructionFailed("Theorem 1", "no --weights given and Theorem 1's construction does not apply here")
     if arrays is None:
         arrays = _random(instance, seed)
         how = "random: N(0, 1/d) weights drawn from the seed (Theorem 1's construction does not apply), exact floats"
     return weights_from_arrays(arrays, exact_input=True, source=how.split(":")[0]), how
+
+
+def no_weights(statement_id: str, claimed: str, exc: Exception):
+    """hypotheses-unmet: no --weights, and the verifier's own cannot be built."""
+    from verifier.statements.evidence import Hypothesis, conclude
+
+    h = Hypothesis("weights to check (--weights, or Theorem 1's construction)", "refuted", str(exc))
+    return conclude(statement_id, Decision.UNDECIDED, claimed=claimed, measured={"weights": "none"},
+                    hypotheses=[h], reason=str(exc))
 
 
 def feature_midpoint(instance, w) -> np.ndarray:

@@ -63,13 +63,13 @@ from verifier.arith.compare import lower as arb_lower
 from verifier.arith.compare import upper as arb_upper
 from verifier.arith.float_bounds import add_up
 from verifier.data.instances import make_instance
-from verifier.errors import InvalidInstance
+from verifier.errors import ConstructionFailed, InvalidInstance
 from verifier.model.mha_balls import feature_matrix_ball
 from verifier.model.readout_balls import ball_sum, output_arb, output_float_ball
 from verifier.statements.evidence import Step, conclude
 from verifier.statements.registry import construction, negative_control, statement
 
-from .weights_common import feature_enclosure, layer_weights
+from .weights_common import feature_enclosure, layer_weights, no_weights
 
 ARB_T = 60  #: up to this T an undecided float enclosure is retried in Arb
 DEFAULT_TOL = Fraction(1, 10**6)  #: relative to max|y| when --tol is not given
@@ -138,7 +138,10 @@ def residual_decision(lo: float, hi: float, tol: Fraction) -> Decision:
 def weights_memorize(instance, *, prec: int = 128, seed: int = 0, weights=None, tol=None, backend=None,
                      statement_id: str = "weights_memorize"):
     require_labels(instance, statement_id)
-    w, how = layer_weights(instance, weights, seed=seed, readout=True)
+    try:
+        w, how = layer_weights(instance, weights, seed=seed, readout=True)
+    except ConstructionFailed as exc:
+        return no_weights(statement_id, "max_t |yhat - y| <= tol", exc)
     if w.d_out != instance.d_out:
         raise InvalidInstance(f"{w.source.removeprefix('file:')}: W_D has d_out = {w.d_out}, the labels d_out = "
                               f"{instance.d_out}")

@@ -106,9 +106,9 @@ def test_normwise_rank_never_certifies_a_ball_that_holds_a_singular_matrix():
     """Weyl's test on a ball: certified on a well-conditioned one; never when
     the ball contains a singular matrix (mid + a perturbation within rad), and
     never on an exactly dependent midpoint."""
+    from proofs.mahdavi2024.weights_common import normwise_rank
     from verifier.arith.compare import Decision
     from verifier.arith.float_certificates import FloatBall
-    from proofs.mahdavi2024.weights_common import normwise_rank
 
     rng = np.random.default_rng(0)
     mid = rng.standard_normal((5, 20))
