@@ -25,12 +25,17 @@ Checks
 1. Z is enclosed in balls for EVERY value the data and the weights stand
    for (a float stands for the reals that round to it; ``--exact-input``:
    for itself), with the rigorous float64 path (any summation order) or
-   Arb; a k x k minor is certified nonsingular (||I - R A_minor||_inf < 1):
-   rank(Z) >= k, and the k examples of its rows are a set S on which ANY
-   labels can be fit by refitting the readout (``measured``: the certified
-   T' >= k and the examples).  k = min(T, cap) first, then the numerical
-   ranks of stricter thresholds of a float SVD of Z's midpoint (floats
-   choose k; only a certified minor is evidence).
+   Arb, and rank(Z[S]) = |S| = k is certified for a set S of examples by
+   one of two certificates: a k x k minor with ||I - R A_minor||_inf < 1
+   (tight for exact inputs), or Weyl's normwise bound over all Hd columns,
+   sigma_min(Z[S]) >= s - ||rad||_F > 0 with s a certified lower bound of
+   the midpoint's smallest singular value (it goes first for k > 64 on data
+   or weights known to a precision, where the entrywise radii make the
+   minor's test too weak).  Then ANY labels on S can be fit by refitting the
+   readout (``measured``: the certified T' >= k and the examples S).
+   k = min(T, cap) first, then the numerical ranks of stricter thresholds
+   of a float SVD of Z's midpoint, then halvings (floats choose k and S;
+   only a certificate is evidence).
 2. The structural caps of the data, for ANY weights (exact comparisons of the
    values stored; on floats read at their precision these are a point of the
    data's intervals).  A certified k above a cap is a contradiction between
@@ -43,7 +48,7 @@ Checks
 Not established
 ---------------
 An upper bound on rank(Z) for THESE weights beyond the structural caps:
-T' is certified from below (a minor), and the float numerical rank reported
+T' is certified from below, and the float numerical rank reported
 beside it is not evidence.  For a transformers layer the tokens are the
 float32 values torch computed, read at float32 precision: the exact real
 embedding of the inputs is not enclosed.  Nothing is said about
