@@ -17,18 +17,14 @@ Gaussian weights drawn from the seed (N(0, 1/d), also exact floats).
 """
 from __future__ import annotations
 
-import math
-import time
-from fractions import Fraction
+from dataclasses import replace
 
 import numpy as np
-from flint import arb
 
-from verifier.arith.backend import get_backend
-from verifier.arith.compare import Decision, UpperBound, certainly_less, lower, workprec
-from verifier.arith.float_bounds import U, rowsum_up, up_scale
-from verifier.arith.float_certificates import FloatBall, float_ball_of, sigma_min_lower_float
+from verifier.arith.compare import Decision, workprec
+from verifier.arith.float_certificates import float_ball_of
 from verifier.arith.rank import FLOAT_FROM, RankLowerBound, certify_rank_lower_bound_lazy
+from verifier.arith.rank_normwise import normwise_rank
 from verifier.data.instances import rng_for
 from verifier.data.weights import check_against_data, weights_from_arrays
 from verifier.errors import ConstructionFailed, InsufficientPrecision
@@ -38,7 +34,7 @@ from verifier.model.mha_float import feature_columns_float_ball
 
 __all__ = ["layer_weights", "no_weights", "feature_midpoint", "feature_enclosure", "certify_feature_rank", "RTOLS"]
 
-#: stricter SVD thresholds whose numerical ranks are tried when rank(Z) >= min(T, cap) cannot be certified
+#: stricter thresholds (|R_ii| of a pivoted QR of Z's midpoint) whose numerical ranks are tried when rank(Z) >= min(T, cap) cannot be certified
 RTOLS = (1e-12, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2)
 
 
@@ -103,76 +99,45 @@ def feature_enclosure(instance, w, *, rows=None, cols=None, backend=None):
     return feature_columns_float_ball(E, e, WK, WQ, rows=rows, cols=cols, backend=backend)
 
 
-def _candidates(Zmid: np.ndarray, first: int) -> tuple[list[int], int]:
-    """(sizes, numerical rank): the numerical rank (numpy's tolerance) and
-    those of stricter SVD thresholds, below ``first``, then halvings (floats
-    CHOOSE the sizes tried; only a certificate is evidence)."""
-    s = np.linalg.svd(Zmid, compute_uv=False) if Zmid.size else np.zeros(0)
-    if not s.size or s[0] == 0:
+def _numerical_sizes(R_diag: np.ndarray, k: int) -> tuple[list[int], int]:
+    """(sizes below k, numerical rank): from the diagonal of a pivoted QR of
+    Z's midpoint (|R_ii| against numpy's tolerance and stricter thresholds),
+    then halvings.  Floats CHOOSE the sizes tried; only a certificate is evidence."""
+    d = np.abs(R_diag)
+    if not d.size or d[0] == 0:
         return [], 0
-    numerical = int(np.count_nonzero(s > max(Zmid.shape) * np.finfo(np.float64).eps * s[0]))
-    out = [first]
-    for k in [numerical] + [int(np.count_nonzero(s > rtol * s[0])) for rtol in RTOLS]:
-        if 0 < k < out[-1]:
-            out.append(k)
+    numerical = int(np.count_nonzero(d > max(k, d.size) * np.finfo(np.float64).eps * d[0]))
+    out = [k]
+    for m in [numerical] + [int(np.count_nonzero(d > rtol * d[0])) for rtol in RTOLS]:
+        if 0 < m < out[-1]:
+            out.append(m)
     while out[-1] > 1:
         out.append(out[-1] // 2)
     return out[1:], numerical
 
 
-def frobenius_up(b, rad) -> float:
-    """A float >= ||rad||_F (rad >= 0): squares and sums rounded up."""
-    if rad is None:
-        return 0.0
-    sq = up_scale(b, rad * rad, 1 / (1 - U))  # fl(r r) >= r^2 (1 - u) - UL; SLACK covers UL
-    total = float(b.to_numpy(rowsum_up(b, rowsum_up(b, sq)[None, :]))[0])
-    r = math.nextafter(math.sqrt(total), math.inf)
-    while Fraction(r) ** 2 < Fraction(total):
-        r = math.nextafter(r, math.inf)
-    return r
-
-
-def normwise_rank(Zball, rows, *, backend=None) -> RankLowerBound:
-    """rank Z[rows] = |rows| for every Z in the ball, by Weyl:
-    sigma_min(Z[rows]) >= sigma_min(mid) - ||Z - mid||_2 >= s - ||rad||_F > 0,
-    s a certified lower bound of the exact float midpoint's sigma_min (float
-    Gram-Cholesky with a priori bounds, any summation order).  All Hd columns:
-    no minor is chosen."""
-    t0 = time.perf_counter()
-    b = get_backend(backend)
-    fb = float_ball_of(Zball, b)
-    idx = np.asarray(rows, dtype=np.int64)
-    sel = idx if not b.is_torch else __import__("torch").as_tensor(idx, device=b.device)
-    mid, rad = fb.mid[sel], None if fb.rad is None else fb.rad[sel]
-    r = frobenius_up(b, rad)
-    try:
-        s = sigma_min_lower_float(FloatBall(mid, None), backend=b)
-        decision = certainly_less(UpperBound(arb(r)), s)
-        ratio = r / lower(s)
-    except InsufficientPrecision as exc:
-        decision, ratio, why = Decision.UNDECIDED, float("inf"), f": {exc}"
-    else:
-        why = ""
-    k = len(idx)
-    how = (f"normwise (Weyl): sigma_min(mid Z[S]) >= s (float Gram-Cholesky, any summation order) > ||rad||_F "
-           f">= ||Z[S] - mid||_2 over all {mid.shape[1]} columns [{b.name}]{why}")
-    return RankLowerBound(k, tuple(int(i) for i in idx), (), decision, 53, how, ratio, time.perf_counter() - t0, k)
-
-
-def certify_feature_rank(instance, w, first: int, *, prec: int = 128, backend=None):
+def certify_feature_rank(instance, w, first: int, *, prec: int = 128, backend=None, refine: int = 3):
     """rank(Z) >= k certified for every value the data and weights stand
     for: k = ``first`` first (rows: every example when ``first`` = T), then
-    the smaller sizes of :func:`_candidates` until one is certified.  Two
-    certificates per size: a k x k minor (||I - R A_minor||_inf < 1, tight
-    for exact inputs, and a file :mod:`.weights_certificates` exports) and
-    Weyl's normwise bound on the rows (all columns: it wins for large k on
-    data and weights known to a precision, where it goes first).  Returns (RankLowerBound, the sizes tried, the numerical rank of
-    the midpoint or None when never computed)."""
-    Zmid = feature_midpoint(instance, w)
+    the smaller sizes of :func:`_numerical_sizes` until one is certified, then
+    up to ``refine`` bisection steps back towards the smallest size that
+    failed.  The certificate: a k x k minor (||I - R A_minor||_inf < 1:
+    tight for exact inputs, and a file :mod:`.weights_certificates` exports),
+    or Weyl's normwise bound on the rows over all columns
+    (:func:`~verifier.arith.rank_normwise.normwise_rank`: for k > 64 on data
+    or weights known to a precision, the only one tried: the minor's
+    entrywise test is weaker there).  Returns (RankLowerBound, the sizes
+    tried, a float estimate of the numerical rank, or None when never
+    computed)."""
     E, e, WK, WQ = w.key_query(instance)
-    T = Zmid.shape[0]
+    T = instance.T
     boxed = instance.at_precision or not w.exact
     full = {}
+    if boxed and first > FLOAT_FROM:  # one enclosure of all of Z; its midpoint chooses the rows
+        full["ball"] = feature_columns_float_ball(E, e, WK, WQ, backend=backend)
+        Zmid = np.asarray(float_ball_of(full["ball"], "numpy").mid)
+    else:
+        Zmid = feature_midpoint(instance, w)
 
     def minor_ball(rows, cols):
         return feature_matrix_ball(E, e, WK, WQ, rows=[int(i) for i in rows], cols=[int(j) for j in cols])
@@ -180,50 +145,58 @@ def certify_feature_rank(instance, w, first: int, *, prec: int = 128, backend=No
     def minor_float(rows, cols):
         return feature_columns_float_ball(E, e, WK, WQ, rows=rows, cols=cols, backend=backend)
 
-    def rows_of(k):
-        if k >= T:
-            return np.arange(T)
+    def pivoted():
         if "order" not in full:  # the best-conditioned rows first (a float choice)
-            full["order"] = _pivot_rows(Zmid)
-        return np.sort(full["order"][:k])
+            import scipy.linalg
 
-    def normwise(k):
-        if k > Zmid.shape[1]:
+            R, piv = scipy.linalg.qr(Zmid.T, mode="r", pivoting=True)
+            full["order"], full["diag"] = np.asarray(piv, dtype=np.int64), np.diag(R)
+        return full["order"]
+
+    def attempt(k):
+        if k > Zmid.shape[1] or k == 0:
             return None
-        if "ball" not in full:
-            full["ball"] = feature_columns_float_ball(E, e, WK, WQ, backend=backend)
-        return normwise_rank(full["ball"], rows_of(k), backend=backend)
+        rows = np.arange(T) if k >= T else np.sort(pivoted()[:k])
+        paths = ("normwise",) if boxed and k > FLOAT_FROM else ("minor", "normwise")
+        got = None
+        for path in paths:
+            try:
+                if path == "minor":
+                    got = certify_rank_lower_bound_lazy(Zmid[rows], k, minor_ball, minor_float=minor_float,
+                                                        prec=prec, max_prec=max(prec, 512), backend=backend)
+                    got = replace(got, rows=tuple(int(rows[i]) for i in got.rows))
+                else:
+                    if "ball" not in full:
+                        full["ball"] = feature_columns_float_ball(E, e, WK, WQ, backend=backend)
+                    got = normwise_rank(full["ball"], rows, backend=backend)
+            except InsufficientPrecision:
+                continue
+            if got.decision is Decision.TRUE:
+                break
+        return got
 
-    def minor(k):
-        return certify_rank_lower_bound_lazy(Zmid, k, minor_ball, minor_float=minor_float, prec=prec,
-                                             max_prec=max(prec, 512), backend=backend)
-
-    tried, cert, numerical, sizes = [], None, None, [first]
+    tried, best, failed, numerical, sizes = [], None, None, None, [first]
     with workprec(prec):
         while sizes:
             k = sizes.pop(0)
             tried.append(k)
-            for path in (normwise, minor) if boxed and k > FLOAT_FROM else (minor, normwise):
-                try:
-                    got = path(k)
-                except InsufficientPrecision:
-                    got = None
-                if got is not None and (cert is None or got.decision is Decision.TRUE or cert.k == 0):
-                    cert = got
-                if cert is not None and cert.decision is Decision.TRUE:
+            got = attempt(k)
+            if got is not None and got.decision is Decision.TRUE:
+                best = got
+                if failed is None or refine <= 0:
                     break
-            if (cert is not None and cert.decision is Decision.TRUE) or k == 0:
-                break
-            if numerical is None:  # one SVD, only when the first size failed
-                sizes, numerical = _candidates(Zmid, k)
-    if cert is None:
-        cert = RankLowerBound(first, (), (), Decision.UNDECIDED, prec, "no certificate could be formed", float("inf"),
-                              0.0, first)
-    return cert, tried, numerical
-
-
-def _pivot_rows(Zmid: np.ndarray) -> np.ndarray:
-    import scipy.linalg
-
-    _, piv = scipy.linalg.qr(Zmid.T, mode="r", pivoting=True)
-    return np.asarray(piv, dtype=np.int64)
+                refine -= 1  # bisect towards the smallest size that failed
+                sizes = [(k + failed) // 2] if (k + failed) // 2 > k else []
+                continue
+            failed = k if failed is None or k < failed else failed
+            best = best or got
+            if best is not None and best.decision is Decision.TRUE:
+                refine -= 1
+                sizes = [(best.k + failed) // 2] if refine >= 0 and (best.k + failed) // 2 > best.k else []
+            elif numerical is None:  # the row order's QR, only when the first size failed
+                pivoted()
+                sizes, numerical = _numerical_sizes(full["diag"], k)
+    if best is None:
+        best = RankLowerBound(first, (), (), Decision.UNDECIDED, prec, "no certificate could be formed",
+                              float("inf"), 0.0, first)
+    return best, tried, numerical
