@@ -101,25 +101,3 @@ def test_wrong_d_is_bad_input():
     with pytest.raises(InvalidInstance, match="d = 4, but the data's tokens have d = 5"):
         check_weights_rank(make_instance(H=2, n=3, d=5), weights=weights_from_arrays(_random_weights(2, 4, 3, 0)))
 
-
-def test_normwise_rank_never_certifies_a_ball_that_holds_a_singular_matrix():
-    """Weyl's test on a ball: certified on a well-conditioned one; never when
-    the ball contains a singular matrix (mid + a perturbation within rad), and
-    never on an exactly dependent midpoint."""
-    from proofs.mahdavi2024.weights_common import normwise_rank
-    from verifier.arith.compare import Decision
-    from verifier.arith.float_certificates import FloatBall
-
-    rng = np.random.default_rng(0)
-    mid = rng.standard_normal((5, 20))
-    assert normwise_rank(FloatBall(mid, np.full(mid.shape, 1e-3)), range(5)).decision is Decision.TRUE
-    singular = mid.copy()
-    singular[4] = singular[0] + singular[1]  # exactly (well: to float rounding) dependent
-    v = rng.standard_normal(20)
-    near = singular.copy()
-    near[4] += 1e-4 * v / np.linalg.norm(v)  # distance to the singular matrix: 1e-4 (2-norm)
-    rad = np.zeros(mid.shape)
-    rad[4] = np.abs(near[4] - singular[4]) * 1.01  # the ball holds `singular` (entrywise)
-    assert normwise_rank(FloatBall(near, rad), range(5)).decision is not Decision.TRUE
-    exact_dep = np.vstack([mid[:4], mid[0] * 2.0])  # row 4 = 2 row 0, exactly
-    assert normwise_rank(FloatBall(exact_dep, None), range(5)).decision is not Decision.TRUE
