@@ -153,7 +153,8 @@ def weights_classify(instance, *, prec: int = 128, seed: int = 0, weights=None, 
     worst = float(np.max(np.where(others, up, -np.inf)))
     measured = {"certified correct": int(ok.size), "certified wrong": int(bad.size), "undecided": int(undecided.size),
                 "T": instance.T, "examples certified wrong": brief(bad), "examples undecided": brief(undecided),
-                "classes read as": read, "largest margin yhat_j - yhat_c (upper bound)": worst, "weights": how, "weights read": w.describe()["arrays"]}
+                "classes read as": read, "largest margin yhat_j - yhat_c (upper bound)": worst, "weights": how,
+                "weights read": w.describe()["arrays"]}
     cert = {"kind": "argmax margins yhat_j - yhat_c enclosed over every value the data and weights stand for",
             "correct": ok.tolist(), "wrong": bad.tolist(), "undecided": undecided.tolist(), "method": method}
     trail = [Step("Weights", "--weights", {"from": how, **w.describe()}),

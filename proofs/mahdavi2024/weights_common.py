@@ -34,7 +34,8 @@ from verifier.model.mha_float import feature_columns_float_ball
 
 __all__ = ["layer_weights", "no_weights", "feature_midpoint", "feature_enclosure", "certify_feature_rank", "RTOLS"]
 
-#: stricter thresholds (|R_ii| of a pivoted QR of Z's midpoint) whose numerical ranks are tried when rank(Z) >= min(T, cap) cannot be certified
+#: stricter thresholds (|R_ii| of a pivoted QR of Z's midpoint) whose numerical ranks are tried when
+#: rank(Z) >= min(T, cap) cannot be certified
 RTOLS = (1e-12, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2)
 
 

@@ -106,10 +106,12 @@ def weights_rank(instance, *, prec: int = 128, seed: int = 0, weights=None, back
     check_against_cap(k, cap)
     decision = rank_decision(k, T, cap.cap)
     examples = sorted(int(i) for i in cert.rows) if k else []
-    measured = {"largest T' certified": k, "T": T, "examples S (ANY labels on them fit by the readout)": brief(examples),
+    measured = {"largest T' certified": k, "T": T,
+                "examples S (ANY labels on them fit by the readout)": brief(examples),
                 "structural cap rank(Z) <= (ANY weights)": cap.cap, "cap": cap.why,
                 "caps rest on": cap_reading(instance, cap), "sizes tried": tried,
-                "numerical rank of Z's midpoint (float pivoted QR, not evidence)": numerical, "weights": how, "weights read": w.describe()["arrays"]}
+                "numerical rank of Z's midpoint (float pivoted QR, not evidence)": numerical, "weights": how,
+                "weights read": w.describe()["arrays"]}
     if k == cap.cap:
         measured["T' exactly"] = k
     certs = [{"kind": "rank(Z) >= k: nonsingular minor, Z enclosed over every value the data and the weights "

@@ -148,6 +148,7 @@ def insert_html(page: str, section: dict) -> str:
     body = "".join("<tr>" + "".join(f"<{'th' if i == 0 else 'td'}>{c}</{'th' if i == 0 else 'td'}>" for c in r)
                    + "</tr>" for i, r in enumerate(rows))
     text = f"<p>{html.escape(md[2])}</p>" if len(md) > 2 else ""
-    block = f"<section id='given-weights'><h2>{html.escape(md[0].lstrip('# '))}</h2>{text}<table>{body}</table></section>"
+    title = html.escape(md[0].lstrip("# "))
+    block = f"<section id='given-weights'><h2>{title}</h2>{text}<table>{body}</table></section>"
     cut = page.rfind("</body>")
     return page[:cut] + block + page[cut:] if cut >= 0 else page + block

@@ -19,8 +19,8 @@ from verifier.errors import InvalidInstance
 
 def _float32_case():
     rng = np.random.default_rng(0)
-    inst = from_arrays(rng.standard_normal((6, 3, 5)).astype(np.float32), rng.standard_normal((6, 5)).astype(np.float32),
-                       H=2, reading="dtype", precision_source="file")
+    inst = from_arrays(rng.standard_normal((6, 3, 5)).astype(np.float32),
+                       rng.standard_normal((6, 5)).astype(np.float32), H=2, reading="dtype", precision_source="file")
     w = weights_from_arrays({k: rng.standard_normal((2, 5, 3)).astype(np.float32) for k in ("W_Q", "W_K")})
     return inst, w
 

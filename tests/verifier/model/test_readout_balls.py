@@ -99,7 +99,8 @@ def test_the_weights_radius_is_propagated():
     rQ = rad(WQ, 10)
     exact_W = feature_columns_float_ball(E, e, WK, WQ)
     ball_W = feature_columns_float_ball(E, e, WK, BallArray(WQ, rQ))
-    moved = Z_exact(point(E, None, 0 * E), point(e, None, 0 * e), point(WK, None, 0 * WK), point(WQ, rQ, np.ones(WQ.shape)))
+    moved = Z_exact(point(E, None, 0 * E), point(e, None, 0 * e), point(WK, None, 0 * WK),
+                    point(WQ, rQ, np.ones(WQ.shape)))
     assert inside(moved, ball_W.mid, ball_W.rad)
     assert not inside(moved, exact_W.mid, exact_W.rad)
 
