@@ -103,7 +103,7 @@ def _certificate(inst, w, backend: str, svd_s: float) -> dict:
     finally:
         for k, (mod, fn) in phases.items():
             setattr(mod, fn, saved[k])
-    spent["other (row choice QR, evidence)"] = max(0.0, sec - sum(spent.values()))
+    spent["other (row choice, evidence)"] = max(0.0, sec - sum(spent.values()))
     return {"certificate_s": sec, "certificate_over_svd": sec / svd_s, "verdict": ev.verdict,
             "certified_rank": ev.measured["largest T' certified"], "sizes_tried": ev.measured["sizes tried"],
             "method": ev.method, "phases_s": spent}
@@ -151,7 +151,8 @@ def markdown(row: dict) -> str:
                      f"{r['certified_rank']} | {r['sizes_tried']} |")
     lines.append("")
     for name, r in row["readings"].items():
-        lines.append(f"Phases ({name}): " + ", ".join(f"{k} {v:.2f} s" for k, v in r["phases_s"].items()) + ".")
+        lines.append(f"Phases ({name}; a minor's enclosure counts in both its rows): "
+                     + ", ".join(f"{k} {v:.2f} s" for k, v in r["phases_s"].items()) + ".")
     lines += ["", f"Extraction (the model's forward on the images, not the verifier's cost): {row['extract_s']:.1f} s. "
               f"Load average {row['load_avg_start']:.1f} -> {row['load_avg_end']:.1f}.", ""]
     return "\n".join(lines)

@@ -110,7 +110,7 @@ def weights_rank(instance, *, prec: int = 128, seed: int = 0, weights=None, back
                 "examples S (ANY labels on them fit by the readout)": brief(examples),
                 "structural cap rank(Z) <= (ANY weights)": cap.cap, "cap": cap.why,
                 "caps rest on": cap_reading(instance, cap), "sizes tried": tried,
-                "numerical rank of Z's midpoint (float pivoted QR, not evidence)": numerical, "weights": how,
+                "numerical rank of Z's midpoint (float: pivoted Cholesky of Z Z^T, not evidence)": numerical, "weights": how,
                 "weights read": w.describe()["arrays"]}
     if k == cap.cap:
         measured["T' exactly"] = k
