@@ -24,7 +24,7 @@ import numpy as np
 from verifier.arith.compare import Decision, workprec
 from verifier.arith.float_certificates import float_ball_of
 from verifier.arith.rank import FLOAT_FROM, RankLowerBound, certify_rank_lower_bound_lazy
-from verifier.arith.rank_normwise import normwise_rank
+from verifier.arith.rank_normwise import NormwiseRank
 from verifier.data.instances import rng_for
 from verifier.data.weights import check_against_data, weights_from_arrays
 from verifier.errors import ConstructionFailed, InsufficientPrecision
@@ -100,15 +100,16 @@ def feature_enclosure(instance, w, *, rows=None, cols=None, backend=None):
     return feature_columns_float_ball(E, e, WK, WQ, rows=rows, cols=cols, backend=backend)
 
 
-def row_order(Zmid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def row_order(Zmid: np.ndarray, G=None) -> tuple[np.ndarray, np.ndarray]:
     """(rows, |R_ii|): the rows of Z's midpoint in the order of a pivoted QR
     of Z^T (the best-conditioned first), from a pivoted Cholesky factor of
     the Gram matrix Z Z^T (LAPACK dpstrf: the same pivots in exact arithmetic,
     T^2 Hd + T^3/3 flops, where geqp3 on the T x Hd matrix costs more than
-    its SVD).  A float CHOICE: only a certificate is evidence."""
+    its SVD; ``G``: that Gram when the caller has it).  A float CHOICE: only a
+    certificate is evidence."""
     from scipy.linalg.lapack import dpstrf
 
-    G = Zmid @ Zmid.T
+    G = Zmid @ Zmid.T if G is None else np.array(G)
     c, piv, rank, _ = dpstrf(G, lower=1)
     diag = np.abs(np.diag(c)).copy()
     diag[max(0, int(rank)):] = 0.0  # beyond the numerical rank the factor is not formed
@@ -131,6 +132,11 @@ def _numerical_sizes(R_diag: np.ndarray, k: int) -> tuple[list[int], int]:
     return out[1:], numerical
 
 
+def normwise_rank(nw: NormwiseRank, rows):
+    """Weyl's certificate on ``rows`` (a module-level name: the benchmark times it)."""
+    return nw.certify(rows)
+
+
 def certify_feature_rank(instance, w, first: int, *, prec: int = 128, backend=None, refine: int = 3):
     """rank(Z) >= k certified for every value the data and weights stand
     for: k = ``first`` first (rows: every example when ``first`` = T), then
@@ -150,6 +156,7 @@ def certify_feature_rank(instance, w, first: int, *, prec: int = 128, backend=No
     full = {}
     if boxed and first > FLOAT_FROM:  # one enclosure of all of Z; its midpoint chooses the rows
         full["ball"] = feature_columns_float_ball(E, e, WK, WQ, backend=backend)
+        full["normwise"] = NormwiseRank(full["ball"], backend=backend)  # one Gram for the choice and the tests
         Zmid = np.asarray(float_ball_of(full["ball"], "numpy").mid)
     else:
         Zmid = feature_midpoint(instance, w)
@@ -162,7 +169,8 @@ def certify_feature_rank(instance, w, first: int, *, prec: int = 128, backend=No
 
     def pivoted():
         if "order" not in full:
-            full["order"], full["diag"] = row_order(Zmid)
+            G = full["normwise"].b.to_numpy(full["normwise"].gram()) if "normwise" in full else None
+            full["order"], full["diag"] = row_order(Zmid, G)
         return full["order"]
 
     def attempt(k):
@@ -178,9 +186,10 @@ def certify_feature_rank(instance, w, first: int, *, prec: int = 128, backend=No
                                                         prec=prec, max_prec=max(prec, 512), backend=backend)
                     got = replace(got, rows=tuple(int(rows[i]) for i in got.rows))
                 else:
-                    if "ball" not in full:
-                        full["ball"] = feature_columns_float_ball(E, e, WK, WQ, backend=backend)
-                    got = normwise_rank(full["ball"], rows, backend=backend)
+                    if "normwise" not in full:
+                        full["normwise"] = NormwiseRank(feature_columns_float_ball(E, e, WK, WQ, backend=backend),
+                                                        backend=backend)
+                    got = normwise_rank(full["normwise"], rows)
             except InsufficientPrecision:
                 continue
             if got.decision is Decision.TRUE:
