@@ -66,6 +66,7 @@ from verifier.data.instances import make_instance
 from verifier.errors import ConstructionFailed, InvalidInstance
 from verifier.model.mha_balls import feature_matrix_ball
 from verifier.model.readout_balls import ball_sum, output_arb, output_float_ball
+from verifier.statements.display import significant, stable
 from verifier.statements.evidence import Step, conclude
 from verifier.statements.registry import construction, negative_control, statement
 
@@ -166,13 +167,18 @@ def weights_memorize(instance, *, prec: int = 128, seed: int = 0, weights=None, 
             "method": method, "prec_bits": bits, "skip": w.skip}
     trail = [Step("Weights", "--weights", {"from": how, **w.describe()}),
              Step("Eqs. 1-6 in balls", "Thm. 1's saved-weights certificate, for any weights",
-                  {"enclosure": [lo, hi], "method": method})]
+                  {"max |yhat - y| >=": lo, "max |yhat - y| <=": hi, "method": method})]
+    # the reason prints the bounds as the report does (display.stable: a bound at rounding level is its class)
+    shown = stable({"max |yhat - y| >=": lo, "max |yhat - y| <=": hi, "tol": tol_f})
+    lo_s, hi_s, tol_s = shown["max |yhat - y| >="], shown["max |yhat - y| <="], shown["tol"]
+    if isinstance(lo_s, str):  # a lower bound at rounding level still bounds: its first digits, rounded down
+        lo_s = f"{significant(lo, 3, 'down'):g}"
     if decision is Decision.TRUE:
-        reason = f"max |yhat - y| <= {hi:.3g} <= tol = {tol_f:.3g} for every value the data and weights stand for"
+        reason = f"max |yhat - y| <= {hi_s} <= tol = {tol_s} for every value the data and weights stand for"
     elif decision is Decision.FALSE:
-        reason = f"max |yhat - y| >= {lo:.3g} > tol = {tol_f:.3g} for every value the data and weights stand for"
+        reason = f"max |yhat - y| >= {lo_s} > tol = {tol_s} for every value the data and weights stand for"
     else:
-        reason = (f"max |yhat - y| in [{lo:.3g}, {hi:.3g}] straddles tol = {tol_f:.3g}: undecided at the data's "
+        reason = (f"max |yhat - y| between {lo_s} and {hi_s} straddles tol = {tol_s}: undecided at the data's "
                   "precision (--exact-input if the stored values are exact; more precise weights otherwise)")
     margin = tol_f - hi if decision is not Decision.FALSE else tol_f - lo
     return conclude(statement_id, decision, claimed=f"max_t |yhat - y| <= tol ({tol_how})", measured=measured,

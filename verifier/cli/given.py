@@ -67,9 +67,10 @@ def given_inputs(args, st, opts: dict):
             raise InvalidInstance("--hf-model needs --layer L (0 = the first attention layer)")
         inst, w = load_hf_layer(args.hf_model, args.layer, args.data, exact_input=args.exact_input)
         return inst, {**options, "weights": w}
-    if not args.weights:
-        raise InvalidInstance(f"{sid} needs --weights FILE or --hf-model DIR (without them it checks the verifier's "
-                              "own weights: drop --tol/--layer)")
+    if not args.weights:  # --tol alone: the verifier's own weights, on the usual instance
+        from verifier.statements.runner import build_instance
+
+        return build_instance(sid, data=args.data, exact_input=args.exact_input, **opts), options
     required = ("W_Q", "W_K") + (("W_V", "W_O", "W_D") if sid in READOUT else ())
     w = read_weights(args.weights, required=required, exact_input=args.exact_input, budget_T=opts.get("T") or 0)
     _agree("--H", opts.get("H") if args.H is not None else None, w.H, "H")

@@ -109,13 +109,18 @@ def run_section(mode: str, *, seed: int) -> dict:
     return {"rows": rows, "error": bad}
 
 
+def _num(x) -> str:
+    """A number as the report prints it (display.stable may have made it a string such as '< 1e-12')."""
+    return x if isinstance(x, str) else f"{x:.4g}"
+
+
 def _cell(c: dict) -> str:
     parts = [c["verdict"] + (" (certified)" if c.get("certified") else "")]
     if "largest T' certified" in c:
         k, cap = c["largest T' certified"], c.get("structural cap rank(Z) <= (ANY weights)")
         parts.append(f"rank(Z) >= {k} of T = {c.get('T')}, cap {cap}")
     if "max |yhat - y| <=" in c:
-        parts.append(f"max abs(yhat - y) <= {c['max |yhat - y| <=']:.3g} (tol {c.get('tol', 0):.3g})")
+        parts.append(f"max abs(yhat - y) <= {_num(c['max |yhat - y| <='])} (tol {_num(c.get('tol', 0))})")
     if "certified correct" in c:
         parts.append(f"{c['certified correct']} correct, {c.get('certified wrong')} wrong, "
                      f"{c.get('undecided')} undecided")

@@ -20,5 +20,8 @@ def test_quick_section():
     md = given_weights.markdown_section(section)
     table = [line for line in md.splitlines() if line.startswith("|")]
     assert len({line.count("|") for line in table}) == 1  # every row has the header's columns
+    from verifier.statements import display
+
+    assert given_weights.markdown_section(display.stable(section)).count("|") == md.count("|")  # as results.json prints
     page = given_weights.insert_html("<html><body></body></html>", section)
     assert page.endswith("</section></body></html>") and "given-weights" in page
