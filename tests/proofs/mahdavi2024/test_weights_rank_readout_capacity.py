@@ -101,3 +101,20 @@ def test_wrong_d_is_bad_input():
     with pytest.raises(InvalidInstance, match="d = 4, but the data's tokens have d = 5"):
         check_weights_rank(make_instance(H=2, n=3, d=5), weights=weights_from_arrays(_random_weights(2, 4, 3, 0)))
 
+
+
+def test_the_torch_backend_certifies_what_numpy_does():
+    """The float path on torch (the GPU's when present; its CPU here): the
+    normwise certificate of 80 float32 examples and the readout statements."""
+    from proofs.mahdavi2024.weights_classify_margins import check_weights_classify
+
+    rng = np.random.default_rng(0)
+    inst = from_arrays(rng.standard_normal((80, 4, 40)).astype(np.float32),
+                       rng.standard_normal((80, 40)).astype(np.float32), H=3, reading="dtype")
+    w = weights_from_arrays({k: (rng.standard_normal((3, 40, 8)) * 0.2).astype(np.float32) for k in ("W_Q", "W_K")})
+    for backend in ("torch-cpu", "numpy"):
+        ev = check_weights_rank(inst, weights=w, backend=backend)
+        assert ev.verdict == "verified" and ev.method.startswith("normwise"), (backend, ev.reason)
+    small = make_instance(H=2, n=3, d=5, d_out=3, seed=0)
+    assert check_weights_classify(small, backend="torch-cpu").verdict == "verified"
+    assert check_weights_memorize(small, backend="torch-cpu").verdict == "verified"
