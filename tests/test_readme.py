@@ -23,6 +23,7 @@ def test_readme_links_only_to_files_in_the_project():
 #: 1 refuted (the last example is a certified refutation of Dana et al.'s capacity reading on that instance; report
 #: --strict exits 1 on the declared findings).
 RAY = 0 if importlib.util.find_spec("ray") is not None else 2  # without Ray: one line, exit 2 (README says so)
+HF = 0 if importlib.util.find_spec("transformers") is not None else 2  # --hf-model without transformers: exit 2
 EXPECTED = {
     "list": 0, "list --long": 0, "list --json": 0, "list --long --markdown": 0, "check --help": 0,
     "check theorem1 --H 3 --n 3 --d 5 --json": 0,
@@ -36,6 +37,10 @@ EXPECTED = {
     "errata dana2025 --out reports": 0, "check ks_contextual_mapping": 0, "check ks_ffn_memorization --N 100000": 0,
     "check ks_ntp_memorization --N 1000": 0, "report --executor ray": RAY,
     "report --executor ray --address ADDR": RAY, "report --executor ray --cache DIR": RAY, "errata mahdavi2024": 0, "errata mahdavi2024 --out DIR": 0,
+    "check theorem1 --H 3 --n 3 --d 5 --save-weights saved.npz": 0,
+    "check weights_memorize --weights saved.npz --tol 1e-6": 0,
+    "check weights_rank --weights layer.pt --data mydata.npz": 0,
+    "check weights_rank --hf-model vit-dir --layer 0 --data images.npz": HF,
 }
 
 
@@ -72,6 +77,26 @@ def _write_data(path):
              labels=rng.standard_normal((6, 2)))
 
 
+def _write_model_files(folder):
+    """The README's "Your own model" inputs: a torch state dict of one layer
+    (d = 5, as mydata.npz), and a ViT built from a config with random weights
+    (never downloaded) with images of its size."""
+    import numpy as np
+    import torch
+
+    rng = np.random.default_rng(1)
+    torch.save({k: torch.from_numpy(rng.standard_normal((2, 5, 3)).astype(np.float32)) for k in ("W_Q", "W_K")},
+               folder / "layer.pt")
+    if importlib.util.find_spec("transformers") is None:
+        return
+    from transformers import ViTConfig, ViTModel
+
+    torch.manual_seed(0)
+    ViTModel(ViTConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64,
+                       image_size=16, patch_size=8), add_pooling_layer=False).save_pretrained(folder / "vit-dir")
+    np.savez(folder / "images.npz", pixel_values=rng.standard_normal((6, 3, 16, 16)).astype(np.float32))
+
+
 def test_readme_commands_run_with_the_readme_s_exit_codes(tmp_path, monkeypatch, capsys):
     """In-process (``verifier.cli.main``) in a scratch folder, with mydata.npz
     generated.  ``report`` runs the CLI with ``write_report`` stubbed (the quick
@@ -84,6 +109,8 @@ def test_readme_commands_run_with_the_readme_s_exit_codes(tmp_path, monkeypatch,
 
     monkeypatch.chdir(tmp_path)
     _write_data(tmp_path / "mydata.npz")
+    _write_model_files(tmp_path)
+    capsys.readouterr()
     calls = []
 
     def fake_report(*, out, mode, seed, argv=None, summary_stream=None, **kw):

@@ -32,6 +32,13 @@ CATALOGUE: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "remark2": ("Remark 2", "MHA's Omega(Hn) vs ReLU's O(md) at equal parameter counts", ("proposition3",)),
     "proposition4": ("Prop. 4, App. G", "trivial self-attention with skip maps Assumptions 2-3 to 1-2", ("lemma2",)),
     "lemma2": ("Lemma 2, App. D", "x_i + xbar independent; det(I + (c/n) 1 1^T) = 1 + c", ()),
+    "weights_rank": ("Eqs. 7-8, Prop. 1 (given weights)", "given W_Q, W_K: certified rank(Z), the examples on which "
+                     "refitting only the readout fits ANY labels, and the caps for any weights",
+                     ("proposition2", "proposition5")),
+    "weights_memorize": ("Eqs. 1-6 (given weights)", "given weights: certified max |yhat - y| against a stated "
+                         "tolerance", ()),
+    "weights_classify": ("Eqs. 1-6 (given weights)", "given weights: examples whose argmax label is certified "
+                         "correct, certified wrong, undecided", ()),
 }
 
 PAPER = register_paper(

@@ -156,6 +156,13 @@ for _sid, _control, _why in (
     ("step2", "a readout off by 1e-9", "a perturbed readout (ours)"),
     ("remark1", "r = n + 1 pinned on a shared context", "r pinned above min(n, k, d_h), on data where Prop. 2 caps rank(Z) (ours)"),
     ("appendixC", "labels not shifted", "the construction without the label shift (ours)"),
+    ("weights_rank", "one shared context, T = H(n-1)+2", "data outside what any weights can fit (ours)"),
+    ("weights_rank", "a repeated example", "data outside what any weights can fit (ours)"),
+    ("weights_rank", "T = Hd + 1 examples", "more examples than Z has columns (ours)"),
+    ("weights_memorize", "weights fitted to the labels, one label then moved", "a label moved after the fit (ours)"),
+    ("weights_memorize", "weights fitted to the labels with W_D doubled", "a readout doubled after the fit (ours)"),
+    ("weights_classify", "weights fitted to one-hot labels, the classes then shifted", "classes shifted after the fit "
+     "(ours)"),
     ("claim1", "every query equal", "a broken hypothesis, ours"),
     ("claim1", "token 2 repeats token 1", "a broken hypothesis, ours"),
     ("claim1", "b = E^T a instead of E^+ a", "a wrong construction step (ours)"),

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from verifier.cli import driver, listing, sizes
 from verifier.cli.output import EXIT_CODES_HELP, Output, open_std_streams, silence_stdout, stdout_to_stderr
+from verifier.cli.paths import writable_file, writable_folder  # noqa: F401 (re-exported)
 from verifier.cli.signals import ENDING_SIGNALS, ending_signal, signals_end_the_run
 from verifier.cli.suggest import Parser, UsageError, did_you_mean, version_text
 from verifier.data import budget
@@ -60,6 +61,16 @@ def _instance_options(p: argparse.ArgumentParser) -> None:
     writers = ", ".join(sid for sid, st in registry.REGISTRY.items() if st.writes_weights) or "none"
     g.add_argument("--save-weights", dest="save_weights", metavar="PATH.npz",
                    help=f"write the constructed weights (statements that construct weights: {writers})")
+    g.add_argument("--weights", metavar="FILE", help="given weights (.npz as --save-weights writes, .pt state dict, "
+                   ".safetensors): W_Q, W_K (H,d,d_h), W_V (H,d,d_v), W_O (H d_v,d), W_D (d,d_out), skip_connection; "
+                   "read at their dtype's precision (--exact-input: exactly); statements weights_rank, "
+                   "weights_memorize, weights_classify")
+    g.add_argument("--hf-model", dest="hf_model", metavar="DIR", help="a local transformers model directory (ViT, "
+                   "BERT, GPT-2; never downloaded): --layer L's attention on the tokens of --data's pixel_values or "
+                   "input_ids (weights_rank)")
+    g.add_argument("--layer", type=int, help="with --hf-model: the layer, 0-based")
+    g.add_argument("--tol", help="weights_memorize: the tolerance on max |yhat - y| (an exact decimal; default "
+                   "1e-6 max|y|)")
     _paper_options(p)
     p.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
 
@@ -154,43 +165,6 @@ def _check_against_data(args, inst) -> None:
             raise InvalidInstance(f"{flag} draws generated data; it does not apply to --data")
 
 
-def writable_file(path: str, flag: str) -> None:
-    """``path`` can be written: not a folder, its folder exists, and a file
-    can be opened there (tried, and removed again if it was not there)."""
-    p = Path(path)
-    if p.is_dir():
-        raise InvalidInstance(f"{flag} {path}: is a folder; give a file name (e.g. weights.npz)")
-    folder = p.parent if str(p.parent) else Path(".")
-    if not folder.is_dir():
-        raise InvalidInstance(f"{flag} {path}: folder {folder} does not exist")
-    existed = p.exists()
-    try:
-        with p.open("ab"):
-            pass
-    except OSError as exc:
-        raise InvalidInstance(f"{flag} {path}: not writable ({exc.strerror or exc})") from None
-    if not existed:
-        p.unlink(missing_ok=True)
-
-
-def writable_folder(path: str, flag: str) -> None:
-    """Create ``path`` if needed and prove a file can be written in it,
-    before any work is done."""
-    import tempfile
-
-    if not path.strip():
-        raise InvalidInstance(f"{flag} {path!r}: give a folder name (an empty name is not the current folder)")
-    p = Path(path)
-    if p.exists() and not p.is_dir():
-        raise InvalidInstance(f"{flag} {path}: exists and is not a folder")
-    try:
-        p.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=p, prefix=".mha-verify-probe-"):
-            pass
-    except OSError as exc:
-        raise InvalidInstance(f"{flag} {path}: cannot write there ({exc.strerror or exc})") from None
-
-
 def _parser() -> argparse.ArgumentParser:
     registry.load_all()  # the papers' own instance flags
     epilog = EXIT_CODES_HELP
@@ -266,12 +240,22 @@ def _cmd_check(args, out: Output, audit: bool) -> int:
         if not str(args.save_weights).endswith(".npz"):
             raise InvalidInstance(f"--save-weights {args.save_weights}: give a file name ending in .npz (numpy "
                                   "would append it and write another file than the one named)")
-    if args.exact_input and args.data is None:
+    given = args.weights is not None or args.hf_model is not None or args.layer is not None or args.tol is not None
+    if args.exact_input and args.data is None and not given:
         raise InvalidInstance("--exact-input reads --data; generated instances are exact already")
-    inst = sizes.build_within_budget(args.id, st, _option_values(args, args.id), data=args.data,
-                                     exact_input=args.exact_input, max_memory=args.max_memory, build=build_instance,
-                                     agree=lambda inst: _check_against_data(args, inst))  # sizes within the budget
     options = {"save_weights": args.save_weights} if args.save_weights else {}
+    if given:  # a statement about given weights (verifier/cli/given.py)
+        from verifier.cli.given import given_inputs
+
+        with budget.memory_budget(budget.parse_size(args.max_memory) if args.max_memory else None):
+            inst, more = given_inputs(args, st, _option_values(args, args.id))
+        options.update(more)
+        if args.data is not None:
+            _check_against_data(args, inst)
+    else:
+        inst = sizes.build_within_budget(args.id, st, _option_values(args, args.id), data=args.data,
+                                         exact_input=args.exact_input, max_memory=args.max_memory,
+                                         build=build_instance, agree=lambda inst: _check_against_data(args, inst))
     if args.exhaustive_limit is not None:
         if args.exhaustive_limit < 0:
             raise InvalidInstance(f"--exhaustive-limit {args.exhaustive_limit}: must be a non-negative integer")

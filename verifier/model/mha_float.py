@@ -199,6 +199,8 @@ def feature_columns_float_ball(contexts, queries, W_K, W_Q, *, rows=None, cols=N
     b = get_backend(backend)
     contexts, E_rad = (contexts.mid, contexts.rad) if isinstance(contexts, BallArray) else (contexts, None)
     queries, q_rad = (queries.mid, queries.rad) if isinstance(queries, BallArray) else (queries, None)
+    W_K, K_rad = (W_K.mid, W_K.rad) if isinstance(W_K, BallArray) else (W_K, None)  # weights known to a precision
+    W_Q, Q_rad = (W_Q.mid, W_Q.rad) if isinstance(W_Q, BallArray) else (W_Q, None)
     T, n, d = contexts.shape
     H = W_K.shape[0]
     rows = np.arange(T) if rows is None else np.asarray(rows, dtype=int)
@@ -221,10 +223,11 @@ def feature_columns_float_ball(contexts, queries, W_K, W_Q, *, rows=None, cols=N
     for group in groups:
         if shared:
             blocks = _shared_context_heads(b, contexts[0], queries, W_K, W_Q, group, rows, cols,
-                                           E0_rad=None if E_rad is None else E_rad[0], q_rad=q_rad)
+                                           E0_rad=None if E_rad is None else E_rad[0], q_rad=q_rad,
+                                           K_rad=K_rad, Q_rad=Q_rad)
         else:
             blocks = _per_example_heads(b, E, E_max, queries, W_K, W_Q, group, rows, cols, E_rad=E_rad,
-                                        q_rad=q_rad)
+                                        q_rad=q_rad, K_rad=K_rad, Q_rad=Q_rad)
         for h, (z_mid, z_rad) in blocks.items():
             where = np.flatnonzero(cols // d == h)
             idx = where if not b.is_torch else __import__("torch").as_tensor(where, device=b.device)
@@ -236,16 +239,27 @@ def feature_columns_float_ball(contexts, queries, W_K, W_Q, *, rows=None, cols=N
     return FloatBall(mid, rad)
 
 
-def _input_radius(b, rad, mid_rad, W):
-    """``mid_rad + rad |W|`` (floats, rounded up): the spread of ``X W`` over
-    inputs X within ``rad`` of the stored ones (``rad`` None: exact inputs)."""
-    if rad is None:
-        return mid_rad
-    extra = nonneg_matmul_up(b, _as(b, rad), b.abs(W))
-    return extra if mid_rad is None else add_up(b, mid_rad, extra)
+def _input_radius(b, rad, mid_rad, W, X=None, W_rad=None):
+    """``mid_rad + rad |W| + (|X| + rad) W_rad`` (floats, rounded up): the
+    spread of ``X W`` over inputs within ``rad`` of the stored ones ``X`` and
+    weights within ``W_rad`` of ``W`` (``rad``/``W_rad`` None: exact)."""
+    if rad is not None:
+        extra = nonneg_matmul_up(b, _as(b, rad), b.abs(W))
+        mid_rad = extra if mid_rad is None else add_up(b, mid_rad, extra)
+    if W_rad is not None:
+        extra = nonneg_matmul_up(b, abs_upper(b, _as(b, X), None if rad is None else _as(b, rad)), W_rad)
+        mid_rad = extra if mid_rad is None else add_up(b, mid_rad, extra)
+    return mid_rad
 
 
-def _shared_context_heads(b, E0, queries, W_K, W_Q, group, rows, cols, *, E0_rad=None, q_rad=None) -> dict:
+def _head_slices(b, W, W_rad, group):
+    """The heads of ``group`` side by side: (W, W_rad) (d, |group| d_h) on the backend."""
+    mid = _as(b, np.concatenate([W[h] for h in group], axis=1))
+    return mid, None if W_rad is None else _as(b, np.concatenate([np.asarray(W_rad[h]) for h in group], axis=1))
+
+
+def _shared_context_heads(b, E0, queries, W_K, W_Q, group, rows, cols, *, E0_rad=None, q_rad=None, K_rad=None,
+                          Q_rad=None) -> dict:
     """{head: (mid, rad) of Z[rows, that head's requested columns]} for a shared
     context E0 (n, d): ``e W_Q`` and ``E0 W_K`` of every head of ``group`` in
     one accurate product each (the slices of e and E0 extracted once; exact
@@ -254,12 +268,12 @@ def _shared_context_heads(b, E0, queries, W_K, W_Q, group, rows, cols, *, E0_rad
     d = E0.shape[-1]
     d_h = W_Q.shape[2]
     e = _as(b, np.asarray(queries)[rows])
-    WQ = _as(b, np.concatenate([W_Q[h] for h in group], axis=1))
-    WK = _as(b, np.concatenate([W_K[h] for h in group], axis=1))
+    WQ, WQ_rad = _head_slices(b, W_Q, Q_rad, group)
+    WK, WK_rad = _head_slices(b, W_K, K_rad, group)
     p_mid, p_rad = accurate_matmul(b, e, WQ)
-    p_rad = _input_radius(b, None if q_rad is None else np.asarray(q_rad)[rows], p_rad, WQ)
+    p_rad = _input_radius(b, None if q_rad is None else np.asarray(q_rad)[rows], p_rad, WQ, e, WQ_rad)
     k_mid, k_rad = accurate_matmul(b, _as(b, E0), WK)
-    k_rad = _input_radius(b, E0_rad, k_rad, WK)
+    k_rad = _input_radius(b, E0_rad, k_rad, WK, E0, WK_rad)
     out = {}
     for i, h in enumerate(group):
         sl = slice(i * d_h, (i + 1) * d_h)
@@ -304,7 +318,8 @@ def _stack_last(b, arrays):
     return np.stack(arrays, axis=-1)
 
 
-def _per_example_heads(b, E, E_max, queries, W_K, W_Q, group, rows, cols, *, E_rad=None, q_rad=None) -> dict:
+def _per_example_heads(b, E, E_max, queries, W_K, W_Q, group, rows, cols, *, E_rad=None, q_rad=None, K_rad=None,
+                       Q_rad=None) -> dict:
     """{head: (mid, rad) of Z[rows, that head's requested columns]} for
     per-example contexts E (T', n, d), every head of ``group`` at once:
     ``e W_Q`` for all of them in one accurate product (exact slice products:
@@ -314,11 +329,11 @@ def _per_example_heads(b, E, E_max, queries, W_K, W_Q, group, rows, cols, *, E_r
     d = E.shape[-1]
     d_h = W_Q.shape[2]
     e = _as(b, np.asarray(queries)[rows])
-    WQ = _as(b, np.concatenate([W_Q[h] for h in group], axis=1))
+    WQ, WQ_rad = _head_slices(b, W_Q, Q_rad, group)
     p_mid, p_rad = accurate_matmul(b, e, WQ)  # (T', |group| d_h)
-    p_rad = _input_radius(b, None if q_rad is None else np.asarray(q_rad)[rows], p_rad, WQ)
-    us = [ball_matmul(b, p_mid[:, i * d_h:(i + 1) * d_h], p_rad[:, i * d_h:(i + 1) * d_h], _as(b, W_K[h]).T, None)
-          for i, h in enumerate(group)]
+    p_rad = _input_radius(b, None if q_rad is None else np.asarray(q_rad)[rows], p_rad, WQ, e, WQ_rad)
+    us = [ball_matmul(b, p_mid[:, i * d_h:(i + 1) * d_h], p_rad[:, i * d_h:(i + 1) * d_h], _as(b, W_K[h]).T,
+                      None if K_rad is None else _as(b, np.asarray(K_rad[h])).T) for i, h in enumerate(group)]
     del p_mid, p_rad
     U, U_rad = _stack_last(b, [u for u, _ in us]), _stack_last(b, [r for _, r in us])  # (T', d, G)
     del us

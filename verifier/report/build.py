@@ -110,6 +110,7 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     from verifier.report import errata as report_errata  # the leading Findings section
     from verifier.report import experiments as report_experiments
     from verifier.report import findings as report_findings  # declared findings, the exit code
+    from verifier.report import given_weights as report_given  # a user's own layer, through the files
     from verifier.report import html as report_html
     from verifier.report import papers as report_papers  # one section per later paper (maps, tables)
     from verifier.report import real_sizes as report_real  # property-based runs at real sizes (thorough)
@@ -166,13 +167,16 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
                    unit="named instances", quiet=quiet)
     named = report_scale.run_named(mode if statements is None else "quick", seed=seed, progress=bar)
     _phase(phases, "paper's scale", bar)
+    bar = Progress("given weights", 1, unit="section", quiet=quiet)
+    given = report_given.run_section(mode if statements is None else "quick", seed=seed)
+    _phase(phases, "given weights", bar)
     bar = Progress("findings", len(report_findings.to_run(statements=statements)), unit="declared findings",
                    quiet=quiet)
     found = report_findings.run_findings(statements=statements, prec=prec, seed=seed, progress=bar)
     report_findings.family_counts(rows, found)
     _phase(phases, "findings", bar)
     bad = (report_experiments.has_error(experiments) or report_papers.has_error(paper_entries)
-           or named["error"] or real_sizes["error"])
+           or named["error"] or real_sizes["error"] or given["error"])
     code = 4 if bad else report_findings.exit_code(rows, figures, found, strict=strict)
     code = 1 if code == 0 and real_sizes["refuted"] else code  # a drawn instance refuted: a new refutation
     results = {
@@ -191,7 +195,7 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
         "experiments": report_experiments.results_entry(experiments),
         "papers_order": list(registry.PAPERS),
         "citations": {k: p.citation for k, p in registry.PAPERS.items()},
-        "papers": paper_entries, "named_instances": named,
+        "papers": paper_entries, "named_instances": named, "given_weights": given,
     }
     real_units = real_sizes.pop("units", None)  # cached / computed: a fact of this run (run.json)
     if real:
@@ -218,11 +222,13 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
                                             report_papers.markdown_sections(
         results), report_experiments.markdown_section(environment.strip_volatile(experiments)),
         report_scale.markdown_section(environment.strip_volatile(named)),
+        report_given.markdown_section(results["given_weights"]),
         report_real.markdown_section(results.get("real_sizes", {})))))
     page = report_errata.insert_html(report_html.render_html(results, figures), results)
     page = report_papers.insert_html(page, results, paper_pngs)
     page = report_experiments.insert_html(page, environment.strip_volatile(experiments))
     page = report_scale.insert_html(page, environment.strip_volatile(named))
+    page = report_given.insert_html(page, results["given_weights"])
     (out / "index.html").write_text(report_real.insert_html(page, results.get("real_sizes", {})))
     report_errata.write_report_errata(results, out)  # ERRATA-<paper>.md and its certificates, beside REPORT.md
     (out / "run.json").write_text(json.dumps(facts, sort_keys=True, indent=1) + "\n")

@@ -51,6 +51,8 @@ OFF = {
                      "Assumption 3": ({"H": 1, "n": 3, "d": 6, "T": 2, "context": "pe",
                                        "degenerate": "cls-queries"}, {})},
     "lemma2": {"Assumption 2": ({"H": 1, "n": 3, "d": 5, "T": 4, "degenerate": "rank-deficient-context"}, {})},
+    "weights_rank": {"d_v >= d_out": ({**SMALL, "d_out": 2, "d_v": 1}, {}),
+                     "d_out <= d": ({**SMALL, "d_out": 4, "d_v": 4}, {})},
     # Dana et al.: token sequences
     "dana_prop3": {A1: ({"N": 4, "d": 2, "H": 1, **TABLE_POSITIVE}, {}), "d >= 2": ({"N": 4, "d": 1, "H": 1}, {})},
     "dana_thm1_eps0": {"T0 <= H d_h + d": ({"N": 4, "d": 2, "d_h": 1, "H": 1, "T0": 4}, {}),
