@@ -193,6 +193,9 @@ def _parser() -> argparse.ArgumentParser:
                             epilog=f"{epilog}\n\n{_statement_defaults()}")
         sp.add_argument("id", help="statement id (see: mha-verify list)")
         _instance_options(sp)
+        sp.add_argument("--certificate", metavar="FILE.json", help="write the certified verdict as a certificate "
+                        "file, re-checkable by python verifier/recheck.py FILE.json (theorem1, appendixC, step2, "
+                        "proposition1, proposition2, proposition5; docs/CERTIFICATES.md)")
     rp = sub.add_parser("report", help="run every checker and write the report", epilog=(
         "exit codes: 0 every verdict verified or as declared (the papers' known findings), 1 a new refutation or a "
         "negative control not rejected (--strict: any refutation), 3 a declared finding no longer reproduces, "
@@ -250,6 +253,8 @@ def _cmd_check(args, out: Output, audit: bool) -> int:
         writable_file(args.save_weights, "--save-weights")
     if args.exact_input and args.data is None:
         raise InvalidInstance("--exact-input reads --data; generated instances are exact already")
+    if args.certificate is not None:
+        _certificate_target(args.id, args.certificate)
     inst = build_instance(args.id, data=args.data, exact_input=args.exact_input, **_option_values(args, args.id))
     if args.data is not None:
         _check_against_data(args, inst)
@@ -258,7 +263,28 @@ def _cmd_check(args, out: Output, audit: bool) -> int:
         warnings.simplefilter("always")
         ev = run_check(st.id, inst, prec=args.prec, seed=args.seed or 0, **options)
     warned = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+    if args.certificate is not None:
+        _write_certificate(st.id, inst, ev, args.certificate, seed=args.seed or 0)
     return out.evidence(ev, audit=audit, warned=warned)
+
+
+def _certificate_target(sid: str, path: str) -> None:
+    """--certificate: a statement with a certificate kind, a writable file (before any work)."""
+    from verifier.report.check_certificates import CERTIFIABLE
+
+    if sid not in CERTIFIABLE:
+        raise InvalidInstance(f"--certificate: {sid} has no certificate kind (statements that do: "
+                              f"{', '.join(CERTIFIABLE)})")
+    writable_file(path, "--certificate")
+
+
+def _write_certificate(sid: str, inst, ev, path: str, *, seed: int) -> None:
+    """The certificate of a certified verdict (else CertificateRefused: bad input, one line, exit 2)."""
+    from verifier.report.certificates import write
+    from verifier.report.check_certificates import for_check
+
+    write(for_check(sid, inst, ev, seed=seed), path)
+    print(f"certificate written: {path} (re-check: python verifier/recheck.py {path})", file=sys.stderr)
 
 
 def _cmd_report(args, out: Output) -> int:
