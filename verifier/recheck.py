@@ -39,12 +39,13 @@ from mpmath.libmp import to_rational
 
 FORMAT = "mha-verify-certificate/2"
 MAX_FILE_BYTES = 1 << 30  # a file larger than this is not read
+MAX_VALUES = 1 << 22  # JSON values in a file (counted before parsing: commas and brackets; base64 arrays are one)
 MAX_ABOUT = 4000  # characters of the free text
 MAX_DIGITS = 800  # digits of one integer in a number's text
 MAX_EXPONENT = 400  # |decimal exponent| of a number's text
 MAX_INT_DIGITS = 18  # digits of a JSON integer (sizes, indices)
 MAX_ENTRIES = 1 << 27  # entries of one array
-MP_WORK = 4_000_000  # interval operations beyond which an MHA certificate takes the float path
+MP_WORK = 2_000_000  # interval operations beyond which an MHA certificate takes the float path
 MEMORY = 8 << 30  # bytes the float path may use (estimated before any work)
 PRECISIONS = (128, 512)  # interval precisions tried, in bits
 
@@ -91,6 +92,8 @@ def read(path) -> dict:
         raise IllFormed(f"unreadable: {exc.strerror or exc}") from None
     if len(raw) > MAX_FILE_BYTES:
         raise IllFormed(f"larger than {MAX_FILE_BYTES} bytes")
+    if raw.count(b",") + raw.count(b"[") + raw.count(b"{") > MAX_VALUES:
+        raise IllFormed(f"more than {MAX_VALUES} JSON values (write large arrays in base64)")
     try:
         text = raw.decode("ascii")
     except UnicodeDecodeError:
@@ -435,8 +438,13 @@ def in_range(*arrays) -> None:
             raise Rejected("an operand of the float path is infinite or beyond 2^400")
 
 
+def total(M):
+    """Row sums, through the product hook (any summation order)."""
+    return _matmul(M, _NP.ones(M.shape[-1]))
+
+
 def rowsum_up(M):
-    return up(M.sum(axis=-1), 1 / (1 - gamma(M.shape[-1])))
+    return up(total(M), 1 / (1 - gamma(M.shape[-1])))
 
 
 def mul_up(P, Q):
@@ -559,13 +567,13 @@ def softmax_ball(am, ar):
     x = np.where(is_ref, 0.0, am - np.take_along_axis(am, ref, -1))
     xr = add_up(up(np.abs(x), U / (1 - U)), add_up(ar, np.take_along_axis(ar, ref, -1) + 0 * ar))
     xr = np.where(is_ref, 0.0, xr)
-    if xr.size and float(np.max(xr)) > 0.5:
+    if xr.size and not float(np.max(xr)) <= 0.5:
         raise Rejected("logit differences enclosed wider than 1/2: the float softmax cannot decide")
     e_lo, e_hi = exp_bounds(x)
     lo = np.where(is_ref, 1.0, down_ops(e_lo * (1.0 - xr), 2))
     hi = np.where(is_ref, 1.0, up_ops(e_hi * (1.0 + 2.0 * xr), 2))
-    s_lo = down_ops(np.sum(lo, axis=-1, keepdims=True), n)
-    s_hi = up_ops(np.sum(hi, axis=-1, keepdims=True), n)
+    s_lo = down_ops(total(lo)[..., None], n)
+    s_hi = up_ops(total(hi)[..., None], n)
     p_lo = down_ops(lo / s_hi, 1)
     p_hi = np.minimum(up_ops(hi / s_lo, 1), 1.0)
     mid = (p_lo + p_hi) * 0.5
@@ -623,13 +631,15 @@ def mha_data(data: dict, readout: bool) -> dict:
 
 def _work(o: dict, readout: bool) -> int:
     T, n, d, H, dh, k = o["T"], o["n"], o["d"], o["H"], o["d_h"], len(o["rows"])
-    return T * H * (d * dh + n * dh + 2 * n * d) + k ** 3 + (T * H * d * o["d_out"] if readout else 0)
+    extra = (T * H * d + 2 * H * d * o["d_v"] + T * d) * o["d_out"] if readout else 0
+    return T * H * (d * dh + n * dh + 2 * n * d) + k ** 3 + extra
 
 
 def _memory(o: dict, readout: bool) -> int:
     T, n, d, H, dh, k = o["T"], o["n"], o["d"], o["H"], o["d_h"], len(o["rows"])
     per_example = 0 if o["shared"] else 4 * T * n * d
-    return 8 * (12 * T * dh + 8 * T * n + 4 * T * d + per_example + 6 * k * k + (2 * T * H * d if readout else 0))
+    readout = 2 * T * H * d + 3 * H * d * o["d_v"] + 2 * T * o["d_out"] if readout else 0
+    return 8 * (12 * T * dh + 8 * T * n + 4 * T * d + 3 * H * d * dh + per_example + 6 * k * k + readout)
 
 
 def _heads_coords(o: dict, everything: bool) -> dict:
@@ -794,7 +804,7 @@ def mha_check(o: dict, readout: bool):
 
 def kind_rank_lower_bound(claim, data) -> str:
     m, n = _integer(data["m"], "m", 1, 4096), _integer(data["n"], "n", 1, 4096)
-    k = len(_list(data["rows"], 1, min(m, n, 120), "rows"))
+    k = len(_list(data["rows"], 1, min(m, n, 64), "rows"))
     rows, cols = indices(data["rows"], k, m, "rows"), indices(data["cols"], k, n, "cols")
     A = _list(data["matrix"], m, m, "matrix")
     entries = []
@@ -855,7 +865,7 @@ def kind_mha_memorization(claim, data) -> str:
             f"[{float(lo):.6g}, {float(hi):.6g}]")
 
 
-def _null_vector_rank(V, length: int, what: str) -> int:
+def _null_vector_rank(V, what: str) -> int:
     r = exact_rank(V)
     if r != len(V):
         raise Rejected(f"the {len(V)} {what} are not independent (rank {r})")
@@ -866,13 +876,17 @@ def kind_shared_context_cap(claim, data) -> str:
     T, n, d, H = (_integer(data[k], k, 1, LIM[k]) for k in ("T", "n", "d", "H"))
     array(data["context"], (n, d), "context")
     count = len(_list(data["null_vectors"], 0, H, "null_vectors"))
+    if count * H * n > 10**7:
+        raise IllFormed("null vectors of more than 10^7 entries in all")
     V = array(data["null_vectors"], (count, H * n), "null_vectors").fractions()
     V = [V[i * H * n:(i + 1) * H * n] for i in range(count)]
+    blocks = []
     for i, v in enumerate(V):
         a = [v[h * n] for h in range(H)]
         if any(v[h * n + r] != a[h] for h in range(H) for r in range(n)) or sum(a) != 0:
             raise Rejected(f"null vector {i} is not [a_1 1_n; ...; a_H 1_n] with a_1 + ... + a_H = 0")
-    cap = H * n - _null_vector_rank(V, H * n, "null vectors of S")
+        blocks.append(a)
+    cap = H * n - _null_vector_rank(blocks, "null vectors of S")  # the rank of the v's is that of the a's
     claimed = _integer(claim["rank_at_most"], "rank_at_most", 0, 1 << 30)
     if claimed != cap:
         raise Rejected(f"the claim rank(Z) <= {claimed} is not the proved Hn - {H * n - cap} = {cap}")
@@ -884,8 +898,12 @@ def kind_shared_context_cap(claim, data) -> str:
 def kind_token_sum_cap(claim, data) -> str:
     T, n, d, H = (_integer(data[k], k, 1, LIM[k]) for k in ("T", "n", "d", "H"))
     shared = _boolean(data["shared"], "shared")
+    if (1 if shared else T) * n * d > 10**7:
+        raise IllFormed("contexts of more than 10^7 entries")
     E = array(data["contexts"], (1 if shared else T, n, d), "contexts").fractions()
     count = len(_list(data["null_vectors"], 0, H * d, "null_vectors"))
+    if count * count * H * d > 10**8:
+        raise IllFormed("null vectors: count^2 x Hd above 10^8")
     V = array(data["null_vectors"], (count, H * d), "null_vectors").fractions()
     V = [V[i * H * d:(i + 1) * H * d] for i in range(count)]
     products = {}  # a block w -> [E^(t) w for every context], computed once per distinct block
@@ -894,8 +912,8 @@ def kind_token_sum_cap(claim, data) -> str:
         for h in range(H):
             w = tuple(v[h * d:(h + 1) * d])
             if w not in products:
-                if (len(products) + 1) * len(E) > 10**8:
-                    raise IllFormed("distinct null-vector blocks times context entries above 10^8")
+                if (len(products) + 1) * len(E) > 10**7:
+                    raise IllFormed("distinct null-vector blocks times context entries above 10^7")
                 products[w] = [[sum(E[(t * n + r) * d + j] * w[j] for j in range(d) if w[j]) for r in range(n)]
                                for t in range(1 if shared else T)]
             vals = {x for per in products[w] for x in per}
@@ -905,7 +923,7 @@ def kind_token_sum_cap(claim, data) -> str:
             total += vals.pop()
         if total != 0:
             raise Rejected(f"null vector {i}: the block constants sum to {total}, not 0")
-    cap = H * d - _null_vector_rank(V, H * d, "null vectors of Z")
+    cap = H * d - _null_vector_rank(V, "null vectors of Z")
     claimed = _integer(claim["rank_at_most"], "rank_at_most", 0, 1 << 30)
     if claimed != cap:
         raise Rejected(f"the claim rank(Z) <= {claimed} is not the proved Hd - {H * d - cap} = {cap}")
@@ -964,9 +982,9 @@ def _sequences(x, N: int, S: int, most: int, what: str = "sequences") -> list:
 
 
 def kind_lemma2_cap(claim, data) -> str:
-    N, S = _integer(data["N"], "N", 1, 64), _integer(data["S"], "S", 1, 16)
+    N, S = _integer(data["N"], "N", 1, 32), _integer(data["S"], "S", 1, 8)
     d, H = _integer(data["d"], "d", 1, 10**6), _integer(data["H"], "H", 1, 10**6)
-    seqs = _sequences(data["sequences"], N, S, 1024)
+    seqs = _sequences(data["sequences"], N, S, 256)
     stated = {k: _integer(claim[k], k, 0, 10**12) for k in ("T0", "R", "D", "cap", "target")}
 
     def formal(t, s):  # u_{t_s} + p_s in Z^{N+S}
@@ -989,10 +1007,10 @@ def kind_lemma2_cap(claim, data) -> str:
 
 
 def kind_thm1_floor(claim, data) -> str:
-    N, S = _integer(data["N"], "N", 2, 256), _integer(data["S"], "S", 1, 64)
+    N, S = _integer(data["N"], "N", 2, 64), _integer(data["S"], "S", 1, 64)
     d, dh, H = _integer(data["d"], "d", 1, 10**4), _integer(data["d_h"], "d_h", 1, 10**4), _integer(data["H"], "H", 0, 10**4)
-    T0 = _integer(data["T0"], "T0", 1, 10**4)
-    seqs = _sequences(data["sequences"], N, S, 10**4)
+    T0 = _integer(data["T0"], "T0", 1, 1024)
+    seqs = _sequences(data["sequences"], N, S, 1024)
     if len(seqs) != T0:
         raise IllFormed(f"{len(seqs)} sequences for T0 = {T0}")
     w = array(data["weights"], (T0,), "weights").fractions()
@@ -1000,6 +1018,8 @@ def kind_thm1_floor(claim, data) -> str:
     k = _integer(claim["k"], "k", 0, 10**8)
     kappa = number(claim["kappa0"], "kappa0")
     groups = _list(data["groups"], 1, T0, "groups")
+    if len(groups) * ((k + 2) ** 2 * N + (k + 2) ** 3) + T0 * N > 2 * 10**6:
+        raise IllFormed("groups x ((k+2)^2 N + (k+2)^3) + T0 N above 2 10^6 interval operations")
     if kappa <= 0:
         raise IllFormed("kappa0 must be positive")
     if k != min(H * dh, d) or k + 1 > N:
@@ -1057,9 +1077,10 @@ def kind_relu_unreachable(claim, data) -> str:
     m = _integer(claim["units"], "units", 1, 8)
     X = array(data["points"], (T, d), "points").fractions()
     y = array(data["labels"], (T,), "labels").fractions()
+    tuples = math.comb(2**T + m - 1, m)
+    if tuples > 10**4 or tuples * T * T * (m * (d + 1) + 2) > 10**7:
+        raise IllFormed("more than 10^4 activation-pattern tuples, or 10^7 operations")
     patterns = list(itertools.product((0, 1), repeat=T))
-    if math.comb(len(patterns) + m - 1, m) > 10**4:
-        raise IllFormed("more than 10^4 activation-pattern tuples")
     for tup in itertools.combinations_with_replacement(patterns, m):
         M = [[D[t] * x for D in tup for x in X[t * d:(t + 1) * d] + [1]] + [1] for t in range(T)]
         if exact_rank(M) == exact_rank([row + [y[t]] for t, row in enumerate(M)]):
@@ -1092,7 +1113,7 @@ def kind_count_comparison(claim, data) -> str:
         ineqs.append((q["setting"], _integer(q["kappa"], "kappa", 1, 10**6), _integer(q["power"], "power", 0, 4)))
     violations = [[i for i, r in enumerate(grid) if r[3] == s and r[1] ** p * r[8] > kap * r[2] ** p * r[7]]
                   for s, kap, p in ineqs]
-    if claim["rows"] != grid or claim["violations"] != violations:
+    if json.dumps(claim["rows"]) != json.dumps(grid) or json.dumps(claim["violations"]) != json.dumps(violations):
         raise Rejected("the claimed counts or violations differ from the recomputed ones")
     parts = [f"n^{p} C_R <= {kap} d^{p} C_A ({s}): " + ("holds at all its points" if not v else f"fails at {len(v)}")
              for (s, kap, p), v in zip(ineqs, violations)]

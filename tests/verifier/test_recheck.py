@@ -156,6 +156,7 @@ def forgeries() -> list:
         ("JSON Infinity in a claim", edit(thm2, '"rhs_below": "-554e-4"', '"rhs_below": Infinity'), 2),
         ("JSON NaN in the data", edit(thm2, '"d": 2', '"d": NaN'), 2),
         ("deep nesting", "[" * 100000 + "]" * 100000, 2),
+        ("five million small values", "[" + "0," * (5 << 20) + "0]", 2),
         ("deep nesting in a field", edit(thm2, '"about": "', '"x": ' + "[" * 3000 + "]" * 3000 + ', "about": "'), 2),
         ("not UTF-8", b"\xff\xfe{\x00}", 2),
         ("not ASCII", edit(thm2, "Thm. 2", "Thm.\u00a02").encode("utf-8"), 2),
@@ -332,6 +333,17 @@ def test_forged_files_are_refused(label, item, expect, tmp_path):
     assert got == expect, (label, line)
     assert "\n" not in line and line
     assert time.perf_counter() - t0 < 60  # no hang (a generous bound: not a speed target)
+
+
+MHA_FORGED = [f for f in FORGED if isinstance(f[1], dict) and f[1].get("kind", "").startswith("mha-")
+              and "rank_at_least" in f[1].get("claim", {})]
+
+
+@pytest.mark.parametrize("label, item, expect", MHA_FORGED, ids=[f[0] for f in MHA_FORGED])
+def test_forged_mha_files_are_refused_on_the_float_path_too(label, item, expect, monkeypatch):
+    monkeypatch.setattr(recheck, "MP_WORK", -1)
+    got, line = recheck.check_certificate(copy.deepcopy(item))
+    assert got == expect, (label, line)
 
 
 def test_the_issue_forgeries_with_their_digest_recomputed_are_still_refused():
