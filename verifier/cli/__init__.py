@@ -280,10 +280,14 @@ def _certificate_target(sid: str, path: str) -> None:
 
 def _write_certificate(sid: str, inst, ev, path: str, *, seed: int) -> None:
     """The certificate of a certified verdict (else CertificateRefused: bad input, one line, exit 2)."""
-    from verifier.report.certificates import write
+    from verifier.report.certificate_format import CertificateRefused, write
     from verifier.report.check_certificates import for_check
 
-    write(for_check(sid, inst, ev, seed=seed), path)
+    try:
+        cert = for_check(sid, inst, ev, seed=seed)
+    except CertificateRefused as exc:
+        raise InvalidInstance(f"--certificate: {exc}") from None
+    write(cert, path)
     print(f"certificate written: {path} (re-check: python verifier/recheck.py {path})", file=sys.stderr)
 
 
