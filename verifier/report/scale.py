@@ -91,6 +91,7 @@ def certify_row(spec: dict, inst, ev, *, seed: int, out) -> tuple[dict, dict]:
     if size > CERTIFICATE_BYTES:
         return {"written": False, "why": f"its arrays hold {size >> 20} MiB (at most {CERTIFICATE_BYTES >> 20})"}, {}
     t0 = time.perf_counter()
+    (Path(out) / "certificates").mkdir(parents=True, exist_ok=True)
     path = write(memorization_certificate("theorem1", inst, ev, seed=seed),
                  Path(out) / "certificates" / f"{spec['key']}.json")
     t1 = time.perf_counter()
