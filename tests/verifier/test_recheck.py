@@ -76,6 +76,16 @@ def test_genuine_certificates_are_accepted(name):
     assert GENUINE[name]["about"] not in line  # the statement proved, never the free text
 
 
+STATEMENTS = dict(line.split("\t", 1) for line in (CORPUS / "statements.txt").read_text().splitlines())
+
+
+def test_the_statements_proved_are_pinned():
+    """What the re-checker prints for each genuine certificate (interval path: the same on every machine)."""
+    assert set(STATEMENTS) == set(GENUINE)
+    for name, cert in GENUINE.items():
+        assert recheck.check_certificate(copy.deepcopy(cert)) == (0, STATEMENTS[name]), name
+
+
 def _loosen(cert: dict) -> dict:
     if cert["kind"] == "mha-memorization":
         cert["claim"]["max_abs_residual"] = ["0", "1e-6"]
