@@ -136,7 +136,8 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
     "dana_route_steps": ("proofs/dana2025/route_steps.py", FLOAT_ORDERS[:1] + [
         T + "proofs/dana2025/test_dana_thm1_exact_route.py", T + "proofs/dana2025/test_dana_mutants.py"]),
     # the standalone re-checker of certificate files (issue 33): the forged corpus and its float path in every order
-    "recheck": ("verifier/recheck.py", [T + "verifier/test_recheck.py", T + "verifier/test_recheck_float.py"]),
+    "recheck": ("verifier/recheck.py", [T + "verifier/test_recheck.py", T + "verifier/test_recheck_float.py",
+                                        T + "verifier/test_recheck_limits.py", T + "verifier/test_recheck_kinds.py"]),
     "dana_thm2": ("proofs/dana2025/thm2_entropy_bound.py", FLOAT_ORDERS[:1] + [
         T + "proofs/dana2025/test_dana_thm1_eps_and_thm2.py", T + "proofs/dana2025/test_dana_data_precision.py",
         T + "proofs/dana2025/test_dana_mutants.py", T + "proofs/dana2025/test_dana_thm2_pinned.py",

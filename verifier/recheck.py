@@ -280,21 +280,19 @@ def ival(q: Fraction):
     return iv.mpf(q.numerator) / q.denominator
 
 
+def _end(raw):
+    """An interval's endpoint as a Fraction; None when it is infinite or NaN (mpmath's raw infinities have
+    mantissa 0: to_rational would read them as 0)."""
+    return Fraction(*to_rational(raw)) if mp.isfinite(mp.make_mpf(raw)) else None
+
+
 def upper(x):
     """The upper end of an interval as a Fraction (None when +infinite or NaN)."""
-    raw = x._mpi_[1]
-    try:
-        return Fraction(*to_rational(raw))
-    except (ValueError, OverflowError):
-        return None
+    return _end(x._mpi_[1])
 
 
 def lower(x):
-    raw = x._mpi_[0]
-    try:
-        return Fraction(*to_rational(raw))
-    except (ValueError, OverflowError):
-        return None
+    return _end(x._mpi_[0])
 
 
 def below(x, q: Fraction) -> bool:
@@ -378,23 +376,26 @@ def _numpy():
             import numpy
         except ImportError:
             raise Rejected("this certificate needs the float path, and numpy is not installed") from None
+        _check_ieee(numpy)
         _NP = numpy
-        _check_ieee()
     return _NP
 
 
 def _matmul(a, b):
     """Every float product of the float path (tests substitute other summation orders)."""
-    return _NP.matmul(a, b)
+    return a @ b
 
 
-def _check_ieee():
-    np = _NP
-    one = np.array([1.0, 2.0**-1040, 3.0])
-    ok = (one[0] + 2.0**-53 == 1.0 and one[0] + 1.5 * 2.0**-53 == 1.0 + 2.0**-52
-          and -one[0] - 1.5 * 2.0**-53 == -(1.0 + 2.0**-52) and one[1] * 0.5 == 2.0**-1041
-          and _matmul(one[None, 1:2], one[1:2, None] * 0 + 2.0**-10)[0, 0] == 2.0**-1050)
-    if not ok:
+def _check_ieee(np):
+    """Rounding to nearest, ties to even, with gradual underflow, on this machine's numpy (spec Sec. 1)."""
+    one = np.array([1.0, 2.0**-1040])
+    tie = float((one[:1] + 2.0**-53)[0])  # a tie: rounds to even, 1
+    near = float((one[:1] + 1.5 * 2.0**-53)[0])  # to nearest: 1 + 2^-52
+    down = float((-one[:1] - 1.5 * 2.0**-53)[0])  # to nearest: -(1 + 2^-52)
+    sub = float((one[1:] * 0.5)[0])  # 2^-1041: subnormal, kept by gradual underflow
+    prod = float(_matmul(one[None, 1:], one[1:, None] * 0 + 2.0**-10)[0, 0])  # 2^-1050 in a product
+    if not (tie == 1.0 and near == 1.0 + 2.0**-52 and down == -(1.0 + 2.0**-52) and sub == 2.0**-1041
+            and prod == 2.0**-1050):
         raise Rejected("this machine's float64 is not IEEE round-to-nearest with gradual underflow")
 
 
@@ -744,7 +745,7 @@ def residual_intervals(o, Z):
                 yhat += sum((e[t * d + i] * WD[i * do + c] for i in range(d)), zero)
             r = abs(yhat - y[t * do + c])
             rl, rh = lower(r), upper(r)
-            if rh is None:
+            if rh is None or rl is None:
                 return lo, None
             lo, hi = max(lo, rl), max(hi, rh)
     return lo, hi
@@ -1061,7 +1062,8 @@ def kind_thm1_floor(claim, data) -> str:
         for t in members:
             eta = iv.sqrt(ival(kappa) * total / (2 * ival(w[t])))
             gap = ival(min(P[t * N:(t + 1) * N])) - eta
-            if not lower(gap) > 0:
+            lo = lower(gap)
+            if lo is None or not lo > 0:
                 raise Rejected(f"sequence {t}: eta = sqrt(kappa0 / (2 pi_t)) is not below its smallest conditional")
             acc += N * (eta / gap) ** 2
         if not below(acc, sum(a for *_, a in used)):
