@@ -385,6 +385,17 @@ def test_main_reports_one_line_per_file_and_the_worst_code(tmp_path, capsys):
     assert [ln.split(": ")[1] for ln in lines] == ["ACCEPTED", "ACCEPTED", "REJECTED", "REJECTED", "ILL-FORMED"]
 
 
+def test_main_reads_sys_argv_and_prints_usage(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["recheck.py"])
+    assert recheck.main() == 2
+    assert capsys.readouterr().err == ("usage: python verifier/recheck.py CERT.json [...]   (exit 0 accepted, 1 "
+                                       "rejected, 2 ill-formed)\n")
+    missing = tmp_path / "missing.json"
+    monkeypatch.setattr(sys, "argv", ["recheck.py", str(missing)])
+    assert recheck.main() == 2
+    assert capsys.readouterr().out == f"{missing}: ILL-FORMED: unreadable: No such file or directory\n"
+
+
 def test_numbers_are_read_exactly():
     from fractions import Fraction
 

@@ -160,7 +160,7 @@ def test_slices_are_exact_and_truncate_towards_zero():
 
 
 EXP_POINTS = [0.0, -0.0, 1.0, 0.5, -0.35, -1e-300, -2.0**-1074, -1.0, -10.5, -100.25, -689.99, -690.0, -690.5,
-              -700.0, -745.5, -1e4, 0.34657359027997264, 0.3465735902799727, -0.34657359027997264]
+              -690.1, -690.0001, -700.0, -745.5, -1e4, -1e300, -2.0**400, 0.34657359027997264, 0.3465735902799727, -0.34657359027997264]
 
 
 def test_exp_bounds_enclose_and_are_tight():
@@ -512,3 +512,15 @@ def test_positive_definite_by_interval_cholesky(G, pd):
         assert rc.positive_definite(M) is pd
         if pd:  # a ball around it that contains an indefinite matrix is refused
             assert not rc.positive_definite([[x + mpmath.iv.mpf([-10, 10]) for x in row] for row in M])
+
+
+def test_the_minor_is_gathered_rows_by_columns():
+    """Z as features_float returns it: {head: (mid, rad)} of T x (its coordinates); the minor is rows x cols."""
+    o = {"d": 2, "rows": [2, 0], "cols": [3, 0, 1]}
+    Z = {0: (np.array([[0.0, 1.0], [10.0, 11.0], [20.0, 21.0]]), np.array([[0.5, 1.5], [10.5, 11.5], [20.5, 21.5]])),
+         1: (np.array([[103.0], [113.0], [123.0]]), np.array([[103.5], [113.5], [123.5]]))}
+    Z = {0: Z[0], 1: (np.hstack([np.zeros((3, 1)), Z[1][0]]), np.hstack([np.zeros((3, 1)), Z[1][1]]))}
+    Z[1] = (Z[1][0][:, 1:], Z[1][1][:, 1:])  # head 1 computed on its coordinate 1 only (column 3)
+    mid, rad = rc._minor_float(o, Z)
+    np.testing.assert_array_equal(mid, [[123.0, 20.0, 21.0], [103.0, 0.0, 1.0]])
+    np.testing.assert_array_equal(rad, [[123.5, 20.5, 21.5], [103.5, 0.5, 1.5]])

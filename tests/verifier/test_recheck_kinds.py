@@ -419,3 +419,113 @@ def test_count_comparison_grid_points():
     q = dict(base["data"]["inequalities"][0], setting="cube")
     assert judge(dict(base, data=dict(base["data"], inequalities=[q]))) == (
         2, "inequalities[0]: setting must be lean or square")
+
+
+# -- boundaries of the kinds' own checks (each limit, each comparison at equality) -------------------------------
+
+def counts_cert(grid, inequalities):
+    rows = []
+    for H, n, d, s in grid:
+        dh, dv, do = (n, 1, 1) if s == "lean" else (d, d, 1)
+        budget = H * (2 * d * dh + d * dv) + H * dv * d + d * do
+        m = (budget - 1) // ((n + 1) * d + 2)  # the largest m with m((n+1)d+2)+1 <= budget
+        rows.append([H, n, d, s, budget, m, m * ((n + 1) * d + 2) + 1, H * (min(n, dh) - 1) + 1, m * (d + 2) + 1])
+    viol = [[i for i, r in enumerate(rows) if r[3] == q["setting"] and r[1] ** q["power"] * r[8]
+             > q["kappa"] * r[2] ** q["power"] * r[7]] for q in inequalities]
+    return {"format": recheck.FORMAT, "kind": "mha-relu-count-comparison", "about": "",
+            "claim": {"rows": rows, "violations": viol}, "data": {"grid": grid, "inequalities": inequalities}}
+
+
+def test_counts_at_their_edges():
+    """(1, 2, 5, lean): budget - 1 = 36 is a multiple of the unit cost 17 + 1 ... (m exactly at its bound);
+    (1, 2, 3, lean) with kappa 2, power 1: n C_R = kappa d C_A exactly (equality is not a violation)."""
+    c = counts_cert([[1, 2, 5, "lean"], [1, 2, 3, "lean"]], [{"setting": "lean", "kappa": 2, "power": 1}])
+    assert (c["claim"]["rows"][0][4] - 1) % ((2 + 1) * 5 + 2) == 0
+    r = c["claim"]["rows"][1]
+    assert r[1] * r[8] == 2 * r[2] * r[7] and 1 not in c["claim"]["violations"][0]
+    assert judge(c)[0] == 0
+    assert judge(dict(c, claim=dict(c["claim"], violations=[[1]])))[0] == 1
+
+
+def test_thm2_edges():
+    base = load("dana_thm2.c_below_half.neg_thm2_C")
+    assert judge(dict(base, claim={"rhs_below": "0"}))[0] == 0  # q = 0 is a claim of this kind
+    assert judge(dict(base, claim={"rhs_below": "1e-300"}))[0] == 2
+    d = base["data"]
+    assert judge(dict(base, data=dict(d, weights=["0"]))) == (1, "a prior weight is not positive")
+    assert judge(dict(base, data=dict(d, conditionals=[["1/2", "1/2", "1/2"]]))) == (
+        1, "conditional row 0 is not in the simplex exactly")
+    edge = dict(d, N=1000, T0=1001, conditionals="x", weights="x")
+    assert judge(dict(base, data=edge)) == (2, "N T0 above 10^6")
+    ok = dict(d, N=1000, T0=1000, conditionals="x")
+    assert judge(dict(base, data=ok))[1] != "N T0 above 10^6"
+    ok = dict(d, N=10**5, T0=10, conditionals="x")
+    assert judge(dict(base, data=ok))[1].startswith("conditionals:")
+    ok = dict(d, N=10, T0=10**4, conditionals="x")
+    assert judge(dict(base, data=ok))[1].startswith("conditionals:")
+
+
+def zeros(count):
+    import base64
+
+    return {"float64": base64.b64encode(bytes(8 * count)).decode()}
+
+
+def test_cap_size_limits():
+    p2 = load("check.proposition2")
+    for H, n, ok in ((1000, 10000, True), (1000, 10001, False), (1, 10**4, True)):
+        c = dict(p2, data=dict(p2["data"], H=H, n=n, context=zeros(n * p2["data"]["d"]), null_vectors=[[0]]))
+        line = judge(c)[1]
+        assert (line == "null vectors of more than 10^7 entries in all") is not ok, (H, n, line)
+    p5 = load("check.proposition5")
+    for T, n, d, ok in ((10, 1000, 1000, True), (11, 1000, 1000, False), (1, 10**4, 10**3, True)):
+        c = dict(p5, data=dict(p5["data"], T=T, n=n, d=d, shared=False, contexts="x"))
+        line = judge(c)[1]
+        assert (line == "contexts of more than 10^7 entries") is not ok, (T, n, d, line)
+        c = dict(p5, data=dict(p5["data"], T=T, n=n, d=d, shared=True, contexts="x"))
+        assert judge(c)[1] != "contexts of more than 10^7 entries"
+    for count, H, d, ok in ((100, 10, 1000, True), (101, 10, 1000, False)):
+        c = dict(p5, data=dict(p5["data"], H=H, d=d, n=1, contexts=[[["0"] * d]] * p5["data"]["T"],
+                                null_vectors=[0] * count))
+        line = judge(c)[1]
+        assert (line == "null vectors: count^2 x Hd above 10^8") is not ok, (count, line)
+
+
+def test_cap_messages_and_scaled_null_vectors():
+    p2 = load("check.proposition2")
+    n = p2["data"]["n"]
+    v = [1] * n + [-1] * n + [0] * n
+    assert judge(dict(p2, data=dict(p2["data"], null_vectors=[v, v]))) == (
+        1, "the 2 null vectors of S are not independent (rank 1)")
+    ctx = [[["1/2", "1/4", "1/4"], ["1", "0", "0"]]]  # tokens summing to 1
+    v3 = [1, 1, 1, 1, 1, 1, -2, -2, -2]  # a = (1, 1, -2): sums to 0, though 1/a does not
+    assert judge(token_cap(ctx, True, 3, [v3], 8))[0] == 0
+    assert judge(token_cap(ctx, True, 3, [[2, 2, 2, -1, -1, -1, -1, -1, -1]], 8))[0] == 0
+
+
+def test_rank_lower_bound_reads_its_entries_as_written():
+    rank = {"format": recheck.FORMAT, "kind": "rank-lower-bound", "about": "", "claim": {"rank_at_least": 2},
+            "data": {"m": 2, "n": 2, "matrix": [["12", "6"], ["2", "1"]], "rows": [0, 1], "cols": [0, 1]}}
+    assert judge(rank)[0] == 1  # 12 * 1 - 6 * 2 = 0: singular ("12" is twelve, not [1, 2])
+    assert judge(dict(rank, data=dict(rank["data"], matrix=[["13", "6"], ["2", "1"]])))[0] == 0
+    assert judge(dict(rank, data=dict(rank["data"], rows=[0, 0])))[1] == "rows: an index is repeated"
+    assert judge(dict(rank, data=dict(rank["data"], cols=[0, 2])))[1] == "cols entry = 2 outside [0, 1]"
+    assert judge(dict(rank, data=dict(rank["data"], matrix=[[["1", "2", "3"], "6"], ["2", "1"]])))[0] == 2
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_positive_definite_agrees_with_exact_minors(seed):
+    import random
+
+    import sympy
+
+    rng = random.Random(seed)
+    m = rng.choice([3, 4, 5])
+    A = [[rng.randint(-3, 3) for _ in range(m)] for _ in range(m)]
+    G = [[sum(A[k][i] * A[k][j] for k in range(m)) + (rng.randint(-4, 2) if i == j else 0) for j in range(m)]
+         for i in range(m)]
+    S = sympy.Matrix(G)
+    pd = all(S[:k, :k].det() > 0 for k in range(1, m + 1))
+    with recheck.precision(128):
+        got = recheck.positive_definite([[mpmath.iv.mpf(x) for x in row] for row in G])
+    assert got is pd or (not got and pd and min(sympy.Matrix(G).eigenvals()) < 1e-20)
