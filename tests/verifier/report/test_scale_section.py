@@ -24,3 +24,21 @@ def test_row_renders_with_its_path_and_times():
     page = scale.insert_html("<html><body></body></html>", {"mode": "default", "rows": [row], "error": False})
     assert "<section id='scale'>" in page and page.endswith("</body></html>")
     assert "(skipped in this mode)" in scale.markdown_section(scale.run_named("quick", seed=0))
+
+
+def test_a_certified_row_gets_a_certificate_file_re_checked_in_its_own_process(tmp_path):
+    from verifier.statements import registry
+    from verifier.statements.runner import build_instance, run_check
+
+    registry.load_all()
+    spec = {"key": "tiny", "name": "tiny", "options": dict(H=3, n=3, d=5)}
+    inst = build_instance("theorem1", seed=0, **spec["options"])
+    ev = run_check("theorem1", inst, seed=0)
+    row, seconds = scale.certify_row(spec, inst, ev, seed=0, out=tmp_path)
+    assert row == {"written": True, "file": "certificates/tiny.json", "recheck": "ACCEPTED", "recheck_exit": 0}
+    assert (tmp_path / "certificates" / "tiny.json").exists() and set(seconds) == {"certificate", "re-check"}
+    md = scale.markdown_section({"mode": "default", "rows": [dict(key="tiny", name="tiny", options=spec["options"],
+                                                                   verdict="verified", certificate=row)]})
+    assert "`certificates/tiny.json`: ACCEPTED" in md
+    big = dict(row, written=False, why="its arrays hold 900 MiB (at most 256)")
+    assert "not written: its arrays hold 900 MiB" in scale._certificate(big)
