@@ -17,8 +17,9 @@ def certificate_target(sid: str, path: str) -> None:
     from verifier.report.check_certificates import CERTIFIABLE
 
     if sid not in CERTIFIABLE:
-        raise InvalidInstance(f"--certificate: {sid} has no certificate kind (statements that do: "
-                              f"{', '.join(CERTIFIABLE)})")
+        raise InvalidInstance(
+            f"--certificate: {sid} has no certificate kind (statements that do: {', '.join(CERTIFIABLE)})"
+        )
     writable_file(path, "--certificate")
 
 
