@@ -132,27 +132,12 @@ def gram_ball(V, backend=None) -> tuple[np.ndarray, np.ndarray]:
 def gram_certified(G: np.ndarray, e: np.ndarray, idx: np.ndarray, backend=None) -> np.ndarray:
     """For a ball of V V^T (:func:`gram_ball`) and subsets idx (B, k): True
     where the rows V_S are proved independent (a one-sided test: False means
-    "not proved here").  ``lambda_min(V_S V_S^T) >= c - delta - eps`` with
-    ``eps = k max_{i in S} e_i >= ||V_S V_S^T - G_SS||_2`` (a row sum of k
-    entries each at most e_i) and ``delta`` the Cholesky defect of
-    ``fl(G_SS - c I)``: c > delta + eps proves it."""
-    from verifier.arith.backend import get_backend
-    from verifier.arith.float_bounds import add_up, gamma, up_scale
-    from verifier.arith.robustness_screen import _cholesky_defect
+    "not proved here"): ``G_SS`` gathered from the ONE Gram matrix, and
+    ``lambda_min(V_S V_S^T) >= c - delta - eps > 0`` proved in cache-sized
+    batches (:func:`verifier.arith.gram_blocks.subsets_certified`)."""
+    from verifier.arith.gram_blocks import subsets_certified
 
-    b = get_backend("numpy" if backend is None else backend)
-    B, k = idx.shape
-    if B == 0 or k == 0:
-        return np.ones(B, dtype=bool)
-    m = G.shape[0]
-    Gs = np.take(G.reshape(-1), idx[:, :, None] * m + idx[:, None, :])  # G_SS per subset (faster than G[i, j])
-    eps = up_scale(b, e[idx].max(axis=1), k)
-    big = np.abs(np.diagonal(G)[idx]).max(axis=1)
-    c = 2 * eps + 4 * float(gamma(k)) * k * big  # above the expected delta + eps; below lambda_min when well posed
-    with np.errstate(all="ignore"):
-        delta = _cholesky_defect(b, Gs, c, overwrite=True)  # Gs: gathered for this call only
-        sub = add_up(b, delta, eps)
-        return np.isfinite(sub) & (c > sub) & np.isfinite(c)
+    return subsets_certified(G, e, idx, backend)
 
 
 class SubsetIndependence:

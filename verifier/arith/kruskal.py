@@ -11,11 +11,17 @@ and kr(V) <= min(m, d), kr(V) <= rank(V) when rank(V) < m.  What we certify:
   with an exact rational null combination (it is shrunk to a circuit, a
   minimal dependent subset, so c is as small as that subset allows);
 * a lower bound kr >= k by *exhaustion*: every k-subset shown independent,
-  only when C(m, k) <= ``exhaustive_limit``.
+  only when C(m, k) <= ``exhaustive_limit``;
+* for m <= d, kr = m by ONE rank certificate of the whole m x d matrix (a
+  nonsingular m x m minor, :mod:`verifier.arith.rank`: float64 verification
+  or arb balls): all m vectors independent, so every subset is
+  (``rank_certificate``; :func:`kruskal_rank_at_least` tries it before any
+  sample, when the k-subsets are too many to exhaust).
 
 Each subset is decided exactly (mod-p elimination, then flint over Q for the
 few that fail; :mod:`verifier.arith.independence`), so every per-subset
-verdict here is exact; no float screen is needed.  V is float64 (its
+verdict here is exact (rigorous float certificates first, where they
+decide).  V is float64 (its
 entries are exact dyadics) or an object array of exact rationals (``fmpq``:
 a user's int64 beyond 2^53 or long doubles, which float64 would round).
 
@@ -40,7 +46,7 @@ import numpy as np
 from verifier.arith.balls import as_float_matrix
 from verifier.arith.compare import Decision
 from verifier.arith.independence import CHUNK_ELEMS, SubsetIndependence, combination_blocks
-from verifier.errors import InvalidInstance
+from verifier.errors import InsufficientPrecision, InvalidInstance
 
 __all__ = ["KruskalRank", "kruskal_rank", "kruskal_rank_at_least", "general_position"]
 
@@ -80,6 +86,7 @@ class KruskalRank:
     method: str
     seconds: float
     sample_size: int | None = None
+    rank_certificate: dict | None = None
 
     @property
     def exact(self) -> bool:
@@ -100,6 +107,7 @@ class KruskalRank:
             "sampled": self.sampled,
             "sampled_independent": self.sampled_independent,
             "sample_size": self.sample_size,
+            "rank_certificate": self.rank_certificate,
             "method": self.method,
             "seconds": self.seconds,
         }
@@ -123,7 +131,9 @@ class _Search:
         self.cut = False  # exhaustion stopped by the limit
         self.sampled = self.sampled_ind = 0
         self.sample_size: int | None = None
+        self.rank_certificate: dict | None = None
         self.log: list[str] = [f"upper <= min(m, d) = {self.upper}"]
+        self.rationals = exact
         self.exact = SubsetIndependence(V if exact is None else exact)
         self.zero = (~V.any(axis=1) if exact is None else
                      np.array([all(x == 0 for x in row) for row in exact], dtype=bool).reshape(-1))
@@ -179,6 +189,33 @@ class _Search:
             if self.exhaust_level(levels[0]) and levels[0] < top:
                 self.note(f"C({self.m},{levels[0] + 1}..{top}) exceed exhaustive_limit={self.limit}")
                 return
+
+    def whole_set(self) -> None:
+        """m <= d: ONE rank certificate of the m x d matrix (a nonsingular
+        m x m minor, :func:`verifier.arith.rank.certify_full_row_rank`) proves
+        all m vectors independent, hence every subset of them: lower = m =
+        upper.  Exact rationals are enclosed in float balls
+        (:func:`~verifier.arith.robustness_screen.float_ball_of_rationals`).
+        Not certified (too ill-conditioned, out of the float range): nothing
+        changes, the other tests follow."""
+        if not 1 <= self.m <= self.d or self.lower >= self.m:
+            return
+        from verifier.arith.float_certificates import FloatBall
+        from verifier.arith.rank import certify_full_row_rank
+        from verifier.arith.robustness_screen import float_ball_of_rationals
+
+        A = self.V if self.rationals is None else FloatBall(*float_ball_of_rationals(self.rationals))
+        if not np.all(np.isfinite(A if self.rationals is None else A.mid)):
+            return
+        try:
+            cert = certify_full_row_rank(A)
+        except (ArithmeticError, ValueError, np.linalg.LinAlgError, InvalidInstance, InsufficientPrecision):
+            return  # a float step failed: not certified here
+        if cert.decision is Decision.TRUE:
+            self.lower = self.upper = self.m
+            self.rank_certificate = {**cert.to_dict(), "certified_by": cert.certified_by}
+            self.note(f"all {self.m} vectors independent: rank of the {self.m} x {self.d} matrix = {self.m} "
+                      f"(a nonsingular minor, {cert.certified_by}) => every subset independent, lower = {self.m}")
 
     def hunt(self) -> None:
         """Cheap witness hunt: parallel pairs and whole-set rank deficiency
@@ -246,7 +283,7 @@ class _Search:
         exhausted = self.lower == self.upper or not self.cut
         return KruskalRank(self.lower, self.upper, self.witness, self.coeffs, bool(exhausted),
                            self.sampled, self.sampled_ind, "; ".join(self.log),
-                           time.perf_counter() - self.t0, self.sample_size)
+                           time.perf_counter() - self.t0, self.sample_size, self.rank_certificate)
 
 
 def kruskal_rank(V, *, exhaustive_limit: int = 20000, samples: int = 5000, seed: int = 0) -> KruskalRank:
@@ -286,6 +323,9 @@ def kruskal_rank_at_least(V, k: int, *, exhaustive_limit: int = 20000, samples: 
         return s.result()
     if math.comb(s.m, k) <= s.limit:
         s.exhaust_level(k)
+        return s.result()
+    s.whole_set()  # m <= d: one rank certificate decides every subset
+    if s.lower >= k:
         return s.result()
     s.exhaust(k)
     s.hunt()
