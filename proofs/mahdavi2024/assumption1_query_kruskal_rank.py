@@ -81,9 +81,9 @@ from .definition1_kruskal_rank import (
     SAMPLES,
     exhaustion_certificate,
     kruskal_box,
-    whole_set_certificate,
     kruskal_steps,
     sample_size,
+    whole_set_certificate,
     witness_certificate,
 )
 

@@ -114,8 +114,9 @@ def context_rank_certificate(E: np.ndarray, t: int, *, prec: int, exact_entries:
 #: how the batched route certifies (float64, a posteriori; verifier.arith.gram_blocks)
 GRAM_METHOD = ("float64 verification (a priori bounds, any summation order): fl(E E^T) - c I = L L^T + "
                "residual, c > ||residual||_2 + ||E E^T - fl(E E^T)||_2, all contexts in batches")
-#: at least this many distinct large contexts go through the batched Gram route first
-GRAM_FROM = 2
+#: at least this many distinct large contexts go through the batched Gram route first (fewer: one by one, each
+#: with its ball minor; the per-context overhead matters with many, e.g. 757 random ViT-base contexts)
+GRAM_FROM = 32
 
 
 def gram_certified_contexts(E: np.ndarray, firsts: list[int], exact_entries: int) -> set[int]:

@@ -54,19 +54,17 @@ from verifier.arith.float_bounds import (
     MAG,
     SLACK,
     UL,
-    FloatRangeError,
     U,
     add_up,
     check_ieee,
-    check_range,
     gamma,
     nonneg_matmul_up,
     rowsum_up,
     up_scale,
 )
 
-__all__ = ["BLOCK_ENTRIES", "lower_product", "factor_defect", "positive_definite", "subsets_certified",
-           "stack_certified"]
+__all__ = ["BLOCK_ENTRIES", "lower_product", "factor_defect", "row_scaled", "positive_definite",
+           "subsets_certified", "stack_certified"]
 
 #: entries of the (B, k, k) work arrays per batch: about 2 MiB of float64, so that the dozen elementwise
 #: passes of a batch stay in the cache (a batch of 4M entries ran them from memory)
@@ -171,6 +169,23 @@ def factor_defect(b, A, c) -> np.ndarray:
     return out
 
 
+def row_scaled(M) -> np.ndarray:
+    """M with each row (last axis) multiplied by the power of two that brings
+    its largest entry into [1/2, 1): the same independences (a nonzero
+    factor per row), Gram matrices of unit scale whatever the rows' sizes
+    (2^300 or 2^-300).  A row the scaling would not keep exact (an entry
+    falling into the subnormal range), a zero or non-finite row: as given."""
+    M = np.asarray(M, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        amax = np.max(np.abs(M), axis=-1, keepdims=True)
+    ok = np.isfinite(amax) & (amax > 0)
+    e = np.frexp(np.where(ok, amax, 1.0))[1]
+    S = np.ldexp(M, -e)
+    with np.errstate(invalid="ignore", over="ignore"):
+        ok &= np.all(np.ldexp(S, e) == M, axis=-1, keepdims=True)  # exact: no entry rounded
+    return np.where(ok, S, M)
+
+
 def positive_definite(b, A, eps, c) -> np.ndarray:
     """True where ``lambda_min(X) > 0`` is proved for every symmetric X with
     ``||X - A_n||_2 <= eps_n`` (A: (N, k, k), lower triangles read and
@@ -213,11 +228,13 @@ def subsets_certified(G, e, idx, backend=None) -> np.ndarray:
 def stack_certified(M, which=None, backend=None) -> np.ndarray:
     """For a stack M (N, k, m) of float matrices, k <= m, or the matrices
     ``M[which]`` (read a batch at a time: no copy of the whole selection):
-    True where the k rows of M_n are proved independent, from ``fl(M_n M_n^T)`` with ``eps_n``
-    the largest row sum of ``gamma_m |M_n||M_n|^T`` plus ``3 m k UL``
-    (the product's a priori error, read from its lower triangle, which
-    :func:`positive_definite` mirrors).  False where an entry is out of the
-    float range (:func:`.float_bounds.check_range`) or k > m."""
+    True where the k rows of M_n are proved independent, from the rows
+    scaled by powers of two (:func:`row_scaled`) and ``fl(M_n M_n^T)`` with
+    ``eps_n`` the largest row sum of ``gamma_m |M_n||M_n|^T`` plus ``3 m k
+    UL`` (the product's a priori error, read from its lower triangle, which
+    :func:`positive_definite` mirrors).  False where k > m or an entry of
+    M_n is not finite or beyond the a priori bounds' range (2^400, after the
+    scaling)."""
     b = get_backend("numpy" if backend is None else backend)
     check_ieee(b)
     which = np.arange(M.shape[0]) if which is None else np.asarray(which, dtype=np.intp)
@@ -227,11 +244,10 @@ def stack_certified(M, which=None, backend=None) -> np.ndarray:
         return out
     step = max(1, BLOCK_ENTRIES // (k * k))  # the (step, k, k) work arrays; a batch of M is m / k times larger
     for s in range(0, B, step):
-        part = np.asarray(M[which[s:s + step]], dtype=np.float64)
-        try:
-            check_range(b, part)
-        except FloatRangeError:
-            continue
+        part = row_scaled(M[which[s:s + step]])  # rank is unchanged by row scalings
+        with np.errstate(invalid="ignore"):
+            fine = np.all(np.isfinite(part), axis=(-2, -1)) & (np.max(np.abs(part), axis=(-2, -1)) <= MAG)
+        part[~fine] = 0.0  # not proved (a zero matrix never is); the bounds below need finite entries in range
         aM = np.abs(part)
         with np.errstate(all="ignore"):
             w = up_scale(b, nonneg_matmul_up(b, aM, rowsum_up(b, _swap(aM))[..., None])[..., 0], gamma(m),
@@ -239,5 +255,5 @@ def stack_certified(M, which=None, backend=None) -> np.ndarray:
             eps = np.max(w, axis=-1)
             A = np.array(_mm(b, part, _swap(part)), dtype=np.float64)
             big = np.max(np.abs(np.diagonal(A, axis1=-2, axis2=-1)), axis=-1)
-            out[s:s + step] = positive_definite(b, A, eps, _shift(eps, big, k))
+            out[s:s + step] = positive_definite(b, A, eps, _shift(eps, big, k)) & fine
     return out

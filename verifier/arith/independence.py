@@ -253,8 +253,10 @@ class SubsetIndependence:
         step = max(1, CHUNK_ELEMS // (k * k))
         if not b.is_torch and self.m <= GRAM_ROWS:
             try:
-                if self._gram is None:
-                    self._gram = gram_ball(self.V, b)
+                if self._gram is None:  # rows scaled by powers of two: the same independences, one scale
+                    from verifier.arith.gram_blocks import row_scaled
+
+                    self._gram = gram_ball(row_scaled(self.V), b)
                 for s in range(0, idx.shape[0], step):
                     ok[s:s + step] = gram_certified(*self._gram, idx[s:s + step], b)
             except FloatRangeError:

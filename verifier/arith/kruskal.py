@@ -107,9 +107,9 @@ class KruskalRank:
             "sampled": self.sampled,
             "sampled_independent": self.sampled_independent,
             "sample_size": self.sample_size,
-            "rank_certificate": self.rank_certificate,
             "method": self.method,
             "seconds": self.seconds,
+            **({"rank_certificate": self.rank_certificate} if self.rank_certificate is not None else {}),
         }
 
 
