@@ -222,9 +222,14 @@ class _Search:
         (floats propose, exact arithmetic decides)."""
         V, m = self.V, self.m
         if self.upper >= 2 and 2 <= m <= 5000 and math.comb(m, 2) > self.limit:
+            gram = self.exact.gram()  # the sample's Gram matrix, when it has one: no second product
             with np.errstate(divide="ignore", invalid="ignore"):  # a float copy may round a row to 0
-                U = V / np.linalg.norm(V, axis=1)[:, None]
-            G = np.abs(U @ U.T)
+                if gram is not None:
+                    n = np.sqrt(np.diagonal(gram[0]))
+                    G = np.abs(gram[0]) / n[:, None] / n[None, :]
+                else:
+                    U = V / np.linalg.norm(V, axis=1)[:, None]
+                    G = np.abs(U @ U.T)
             np.fill_diagonal(G, 0.0)
             for i, j in zip(*np.nonzero(np.triu(G) > 1 - 1e-9)):
                 dep = self.exact.dependent([i, j])
