@@ -52,6 +52,25 @@ __all__ = ["KruskalRank", "kruskal_rank", "kruskal_rank_at_least", "general_posi
 
 
 
+def _minor_columns(V: np.ndarray) -> np.ndarray:
+    """m columns of V (m x d, m <= d) for a nonsingular minor, chosen by a
+    float LU with partial pivoting of V^T (its pivot rows): a choice only."""
+    import warnings
+
+    import scipy.linalg
+
+    m, d = V.shape
+    if not np.all(np.isfinite(V)):
+        raise ValueError("non-finite entries")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a singular factor still names its pivots
+        piv = scipy.linalg.lu_factor(V.T, check_finite=False)[1]
+    perm = np.arange(d)
+    for i, p in enumerate(piv):
+        perm[i], perm[p] = perm[p], perm[i]
+    return np.sort(perm[:m])
+
+
 def kruskal_at_least(lower: int, upper: int, k: int) -> Decision:
     """kr >= k from certified bounds lower <= kr <= upper (a plain function, so
     mutation testing reaches it: methods of dataclasses are not mutated)."""
@@ -192,23 +211,24 @@ class _Search:
 
     def whole_set(self) -> None:
         """m <= d: ONE rank certificate of the m x d matrix (a nonsingular
-        m x m minor, :func:`verifier.arith.rank.certify_full_row_rank`) proves
-        all m vectors independent, hence every subset of them: lower = m =
-        upper.  Exact rationals are enclosed in float balls
-        (:func:`~verifier.arith.robustness_screen.float_ball_of_rationals`).
+        m x m minor, :func:`verifier.arith.rank.certify_rank_lower_bound_lazy`)
+        proves all m vectors independent, hence every subset of them: lower
+        = m = upper.  The minor's columns are the pivots of a float LU with
+        partial pivoting of V^T (floats only choose: 0.15 s where a pivoted
+        QR takes 1.3 s at 2000 x 2048).  Exact rationals: the minor in arb
+        balls from the rationals themselves (arb path, m <= 64) or in float
+        balls around them (float path,
+        :func:`~verifier.arith.robustness_screen.float_ball_of_rationals`).
         Not certified (too ill-conditioned, out of the float range): nothing
         changes, the other tests follow."""
         if not 1 <= self.m <= self.d or self.lower >= self.m:
             return
-        from verifier.arith.float_certificates import FloatBall
-        from verifier.arith.rank import certify_full_row_rank
-        from verifier.arith.robustness_screen import float_ball_of_rationals
+        from verifier.arith.rank import certify_rank_lower_bound_lazy
 
-        A = self.V if self.rationals is None else FloatBall(*float_ball_of_rationals(self.rationals))
-        if not np.all(np.isfinite(A if self.rationals is None else A.mid)):
-            return
         try:
-            cert = certify_full_row_rank(A)
+            cols = _minor_columns(self.V)
+            mid, minor_ball, minor_float = self._minors()
+            cert = certify_rank_lower_bound_lazy(mid, self.m, minor_ball, minor_float=minor_float, cols=cols)
         except (ArithmeticError, ValueError, np.linalg.LinAlgError, InvalidInstance, InsufficientPrecision):
             return  # a float step failed: not certified here
         if cert.decision is Decision.TRUE:
@@ -216,6 +236,25 @@ class _Search:
             self.rank_certificate = {**cert.to_dict(), "certified_by": cert.certified_by}
             self.note(f"all {self.m} vectors independent: rank of the {self.m} x {self.d} matrix = {self.m} "
                       f"(a nonsingular minor, {cert.certified_by}) => every subset independent, lower = {self.m}")
+
+    def _minors(self):
+        """(float midpoint, arb minor, float-ball minor) of the exact vectors."""
+        from flint import arb, arb_mat
+
+        from verifier.arith.balls import to_arb_mat
+        from verifier.arith.float_certificates import FloatBall
+        from verifier.arith.robustness_screen import float_ball_of_rationals
+
+        if self.rationals is None:
+            V = self.V
+            return (V, lambda r, c: to_arb_mat(V[np.ix_(r, c)]),
+                    lambda r, c: FloatBall(np.ascontiguousarray(V[np.ix_(r, c)]), None))
+        Q = self.rationals
+        mid, rad = float_ball_of_rationals(Q)
+        if not np.all(np.isfinite(mid)):
+            raise ValueError("an exact entry beyond the float range")
+        return (mid, lambda r, c: arb_mat([[arb(Q[i, j]) for j in c] for i in r]),
+                lambda r, c: FloatBall(mid[np.ix_(r, c)], rad[np.ix_(r, c)]))
 
     def hunt(self) -> None:
         """Cheap witness hunt: parallel pairs and whole-set rank deficiency
