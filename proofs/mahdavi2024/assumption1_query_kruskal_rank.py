@@ -128,7 +128,6 @@ def kruskal_at_least_evidence(statement_id: str, V, k: int, res: KruskalRank, *,
     certs = list(extra_certificates)
     if exact is Decision.TRUE and res.rank_certificate is not None:
         certs.append(whole_set_certificate(V, k, res.rank_certificate))
-        method = f"rank of all {m} {what} certified ({res.rank_certificate['certified_by']})"
         reason = (f"all {m} {what} are linearly independent (one rank certificate of the {m} x {V.shape[1]} "
                   f"matrix: a nonsingular {m} x {m} minor), so every {k} of them are: all C({m},{k}) subsets "
                   f"certified, none sampled")
@@ -155,7 +154,9 @@ def kruskal_at_least_evidence(statement_id: str, V, k: int, res: KruskalRank, *,
                 "sampled_independent": f"{res.sampled_independent}/{res.sampled}", **outcome.measured}
     return conclude(
         statement_id, decision, claimed={"kruskal_rank": f">= {k}"}, measured=measured,
-        hypotheses=hypotheses, certified=decision is not Decision.UNDECIDED, method=method,
+        hypotheses=hypotheses, certified=decision is not Decision.UNDECIDED,
+        method=method if res.rank_certificate is None else f"rank of all {m} {what} certified ("
+                                                            f"{res.rank_certificate['certified_by']})",
         margin=None, certificates=certs, instance=instance.summary(), reason=reason,
         trail=list(extra_steps) + kruskal_steps(res) + [Step(reason, uses=uses)],
         refutation=kruskal_refutation(exact),
