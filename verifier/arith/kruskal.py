@@ -242,6 +242,7 @@ class _Search:
         from flint import arb, arb_mat
 
         from verifier.arith.balls import to_arb_mat
+        from verifier.arith.compare import workprec
         from verifier.arith.float_certificates import FloatBall
         from verifier.arith.robustness_screen import float_ball_of_rationals
 
@@ -253,8 +254,11 @@ class _Search:
         mid, rad = float_ball_of_rationals(Q)
         if not np.all(np.isfinite(mid)):
             raise ValueError("an exact entry beyond the float range")
-        return (mid, lambda r, c: arb_mat([[arb(Q[i, j]) for j in c] for i in r]),
-                lambda r, c: FloatBall(mid[np.ix_(r, c)], rad[np.ix_(r, c)]))
+        def exact_minor(r, c):  # the rationals at 512 bits (not the ambient 53: 2^60 + 1 would be +/- 256)
+            with workprec(512):
+                return arb_mat([[arb(Q[i, j]) for j in c] for i in r])
+
+        return mid, exact_minor, lambda r, c: FloatBall(mid[np.ix_(r, c)], rad[np.ix_(r, c)])
 
     def hunt(self) -> None:
         """Cheap witness hunt: parallel pairs and whole-set rank deficiency
