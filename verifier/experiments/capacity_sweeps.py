@@ -10,8 +10,9 @@ from __future__ import annotations
 from verifier.experiments import measures as ms
 from verifier.experiments.catalogue import Figure, Outcome, experiment
 from verifier.experiments.plots import sweep_figure
-from verifier.experiments.power import SWEEP_STATED, Power, decides_sweep, sweep_power
+from verifier.experiments.power import Power
 from verifier.experiments.scales import SWEEPS
+from verifier.experiments.sweep_power import SWEEP_STATED, decides_sweep, sweep_power
 from verifier.experiments.sweeps import run_sweep
 
 R2 = f"R^2 >= {ms.R2_MIN}"

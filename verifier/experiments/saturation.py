@@ -19,8 +19,9 @@ from verifier.experiments.catalogue import Figure, Outcome, experiment
 from verifier.experiments.engine import Run, train_panel
 from verifier.experiments.job_measures import attention_maxima
 from verifier.experiments.plots import saturation_figure
-from verifier.experiments.power import Power, gpu_hours
+from verifier.experiments.power import Power
 from verifier.experiments.scales import SATURATION
+from verifier.experiments.sweep_power import gpu_hours
 from verifier.experiments.synthetic import authors_pool, layer_instance
 from verifier.model import mha
 from verifier.statements.registry import get_construction

@@ -7,11 +7,14 @@ power check stated before the run: the condition under which the stand-in
 could have come out either way (e.g. at least d queries to read a Kruskal
 rank up to d).  A part's verdict:
 
-* ``yes`` when it holds (a positive reading stands, powered or not);
+* ``yes`` when it holds and its power check for a hold passed (``powered_yes``:
+  a certificate, or sampled evidence that bounds the failing share below
+  :data:`~verifier.experiments.power.SUBSET_MARGIN`; power both ways,
+  :mod:`verifier.experiments.power`);
 * ``no`` when it fails and its power check passed;
-* ``inconclusive`` when it fails and its power check did not pass: the
-  stand-in could not have shown the paper's behaviour, and ``decides`` says
-  what would.
+* ``inconclusive`` otherwise: the stand-in could not have shown the paper's
+  behaviour (or its reading was not sampled enough to stand), and
+  ``decides`` says what would.
 
 The table's status applies the criterion's rule to the parts; an
 inconclusive part is read both ways, and when the two readings give
@@ -34,13 +37,22 @@ from verifier.experiments.power import Power
 __all__ = ["part", "part_verdict", "table_status", "parts_power"]
 
 
-def part(result: bool, powered: bool, power_detail: str, decides: str = "") -> dict:
-    """One part: its reading on our data, whether its power check passed (and why)."""
-    return {"result": bool(result), "powered": bool(powered), "power_detail": power_detail, "decides": decides}
+def part(result: bool, powered: bool, power_detail: str, decides: str = "", *, powered_yes: bool = True,
+         yes_detail: str = "") -> dict:
+    """One part: its reading on our data, whether its power check passed for a failure
+    (``powered``) and for a hold (``powered_yes``), and why."""
+    return {"result": bool(result), "powered": bool(powered), "power_detail": power_detail, "decides": decides,
+            "powered_yes": bool(powered_yes), "yes_detail": yes_detail}
 
 
 def part_verdict(p: dict) -> str:
-    return "yes" if p["result"] else "no" if p["powered"] else "inconclusive"
+    if p["result"]:
+        return "yes" if p.get("powered_yes", True) else "inconclusive"
+    return "no" if p["powered"] else "inconclusive"
+
+
+def _power_detail(p: dict) -> str:
+    return p.get("yes_detail") or p["power_detail"] if p["result"] else p["power_detail"]
 
 
 def table_status(parts: dict, rule: Callable[[dict], str]) -> tuple[str, str]:
@@ -52,7 +64,7 @@ def table_status(parts: dict, rule: Callable[[dict], str]) -> tuple[str, str]:
     for values in itertools.product((True, False), repeat=len(open_)):
         reading = {k: v == "yes" for k, v in verdicts.items()} | dict(zip(open_, values))
         outcomes.add(rule(reading))
-    why = "; ".join(f"{k}: {verdicts[k]}" + (f" [power: {parts[k]['power_detail']}]"
+    why = "; ".join(f"{k}: {verdicts[k]}" + (f" [power: {_power_detail(parts[k])}]"
                                              if verdicts[k] == "inconclusive" else "") for k in parts)
     if len(outcomes) == 1:
         return outcomes.pop(), why
@@ -72,8 +84,8 @@ def parts_power(stated: str, parts_of: Callable[[dict], dict], rule: Callable[[d
         except (KeyError, TypeError):
             return {"outcome": "not measured",
                     "checks": [{"check": "parts", "outcome": "not measured", "detail": "not stored"}]}
-        checks = [{"check": k, "outcome": "passed" if p["powered"] else "failed", "detail": p["power_detail"]}
-                  for k, p in parts.items()]
+        checks = [{"check": k, "outcome": "failed" if part_verdict(p) == "inconclusive" else "passed",
+                   "detail": _power_detail(p)} for k, p in parts.items()]
         status, _ = table_status(parts, rule)
         return {"outcome": "failed" if status == "inconclusive" else "passed", "checks": checks}
 
