@@ -4,6 +4,10 @@
     python benchmarks/run_experiments.py --scale paper --only fig2a --device cuda  # the authors' grid: one GPU
     python benchmarks/run_experiments.py --scale quick --out /tmp/x
     python benchmarks/run_experiments.py --scale cpu --rederive        # statuses from the stored runs
+    python benchmarks/run_experiments.py --campaign [--only fig2a,fig4] [--seed-cap 32] [--hours 3]
+                                             # seeds until decided, stored in reports/experiments/campaign;
+                                             # resumable: stored batches are never retrained
+    python benchmarks/run_experiments.py --campaign --record-only      # the records from the stored batches
     python benchmarks/run_experiments.py --scale paper --executor ray --address auto --cache /tmp/c
                                              # each experiment a Ray task with one GPU of the cluster; resumable
 
@@ -50,7 +54,16 @@ def main(argv=None) -> int:
                    "process or a Ray task (a GPU asked for when the cluster has one)")
     p.add_argument("--address", help="with --executor ray: the cluster to join (default: a local Ray)")
     p.add_argument("--cache", metavar="DIR", help="one JSON file per experiment: a rerun computes only what is missing")
+    p.add_argument("--campaign", action="store_true", help="the sweep experiments (fig2a-c, fig4, fig5): seeds in "
+                   "batches until decided (verifier/experiments/campaign.py), into --out (default "
+                   "reports/experiments/campaign)")
+    p.add_argument("--seed-cap", type=int, help="with --campaign: the cap of seeds per point (default power.SEED_CAP)")
+    p.add_argument("--hours", type=float, default=3.0, help="with --campaign: no batch starts after this wall time")
+    p.add_argument("--record-only", action="store_true", help="with --campaign: re-derive the records from the "
+                   "stored batches, train nothing")
     args = p.parse_args(argv)
+    if args.campaign:
+        return campaign(args)
     if args.rederive:
         return rederive(Path(args.out), args.scale, write=args.write)
     if args.threads:
@@ -88,12 +101,36 @@ def main(argv=None) -> int:
     return 0
 
 
+def campaign(args) -> int:
+    from verifier.experiments import campaign as cp
+    from verifier.experiments.power import SEED_CAP
+
+    out = Path(args.out) if args.out != "reports/experiments" else cp.CAMPAIGN_DIR
+    ids = args.only.split(",") if args.only else list(cp.PANELS)
+    unknown = [i for i in ids if i not in cp.PANELS]
+    if unknown:
+        print(f"error: --campaign runs the sweep experiments {', '.join(cp.PANELS)} (not {', '.join(unknown)})")
+        return 2
+    t0 = time.perf_counter()
+    if args.record_only:
+        for eid in ids:
+            cp.record(out, eid, write=write)
+    else:
+        state = cp.run_campaign(ids, out, seed_cap=args.seed_cap or SEED_CAP, hours=args.hours, write=write,
+                                log=lambda line: print(line, flush=True))
+        print("campaign:", ", ".join(f"{k} {v}" for k, v in state.items()))
+    print(f"wrote {out} in {time.perf_counter() - t0:.0f}s")
+    return 0
+
+
 def write(out: Path, scale: str, row: dict) -> None:
     """One experiment's record and figures, as each completes (one line printed)."""
     figures = [{"name": f["name"].removeprefix("experiment_"), "title": f["title"], "caption": f["caption"]}
                for f in row["figures"]]
     rec = {k: row[k] for k in ("id", "claim", "criterion", "status", "why", "scale", "seed", "seconds", "measured",
                                "kind", "power")}
+    if row.get("provenance"):
+        rec["provenance"] = row["provenance"]
     (out / f"{row['id']}_{scale}.json").write_text(json.dumps(dict(rec, figures=figures), indent=1, sort_keys=True,
                                                               default=str) + "\n")
     for f, png in zip(figures, row["png_base64"]):
