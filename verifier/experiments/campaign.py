@@ -32,7 +32,7 @@ from verifier.experiments.power import SEED_BATCH, SEED_CAP
 
 #: experiment -> the sweep panels it reads (verifier/experiments/scales.py)
 PANELS = {"fig2a": ("fig2a",), "fig2b": ("fig2b",), "fig2c": ("fig2c",), "fig4": ("fig4_H", "fig4_n", "fig2b"),
-          "fig5": ("fig5_H", "fig5_n")}
+          "fig5": ("fig5_H", "fig5_n"), "fig3": ("fig3",)}
 CAMPAIGN_DIR = Path(__file__).resolve().parents[2] / "reports" / "experiments" / "campaign"
 
 
@@ -82,16 +82,23 @@ def train_batch(out: Path, panel: str, b: int, *, scale: str = "cpu") -> dict:
     from verifier.experiments.scales import SWEEPS
     from verifier.experiments.sweeps import run_sweep
 
-    base = SWEEPS[scale][panel]
-    cfg = replace(base, seeds=tuple(range(b * SEED_BATCH, (b + 1) * SEED_BATCH)),
-                  construct_up_to=base.construct_up_to if b == 0 else 0)
+    seeds = tuple(range(b * SEED_BATCH, (b + 1) * SEED_BATCH))
     t0 = time.perf_counter()
-    res = run_sweep(cfg, seed=0, device="cpu")
+    if panel == "fig3":
+        from verifier.experiments.saturation import fig3_batch
+        from verifier.experiments.scales import SATURATION
+
+        with training_threads("cpu"):
+            res = fig3_batch(SATURATION[scale], seeds)
+    else:
+        base = SWEEPS[scale][panel]
+        cfg = replace(base, seeds=seeds, construct_up_to=base.construct_up_to if b == 0 else 0)
+        res = run_sweep(cfg, seed=0, device="cpu")
+        res = dict(res, runs=[{k: v for k, v in r.items() if k != "trace"} for r in res["runs"]],
+                   curves=None, count_curves=None)
     with training_threads("cpu"):
         prov = provenance()
-    res = dict(res, runs=[{k: v for k, v in r.items() if k != "trace"} for r in res["runs"]],
-               curves=None, count_curves=None, panel=panel, batch=b,
-               provenance=dict(prov, wall_seconds=round(time.perf_counter() - t0, 1)))
+    res = dict(res, panel=panel, batch=b, provenance=dict(prov, wall_seconds=round(time.perf_counter() - t0, 1)))
     _write_json(batch_path(out, panel, b), res)
     return res
 
@@ -108,13 +115,16 @@ def stored_batches(out: Path, panel: str) -> list[dict]:
 def record(out: Path, eid: str, *, write) -> dict:
     """Experiment ``eid``'s record from all its panels' stored batches (no training), written by
     ``write(out, scale, row)``; returns the row."""
+    from verifier.experiments.saturation import merge_fig3
     from verifier.experiments.sweeps import STORED, merge
     from verifier.report.experiments import experiment_unit
 
     STORED.clear()
     batches = {p: stored_batches(out, p) for p in PANELS[eid]}
     k = min(len(v) for v in batches.values())
-    STORED.update({p: merge(v[:k]) for p, v in batches.items()})
+    if k == 0:
+        raise FileNotFoundError(f"{eid}: no stored batch of {', '.join(p for p, v in batches.items() if not v)}")
+    STORED.update({p: (merge_fig3 if p == "fig3" else merge)(v[:k]) for p, v in batches.items()})
     try:
         row = experiment_unit(eid, scale="cpu", seed=0)
     finally:

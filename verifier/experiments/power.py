@@ -273,13 +273,14 @@ def decided_check(status: str, info: dict, *, seeds: int | None = None, unit: st
     """The power check "the criterion is decided" from :func:`status_over`'s result: failed when
     the status is undecided, with the open parts, the seeds run and the effect they could have
     detected."""
-    if status != "undecided":
+    if status not in ("undecided", "inconclusive"):
         return _check("criterion decided (every interval clear of its threshold, or the status the same "
                       "read both ways)", "passed", f"status '{status}'" + (f" on {seeds} seeds" if seeds else ""))
     det = info.get("detectable")
     return _check("criterion decided (every interval clear of its threshold, or the status the same read both "
                   "ways)", "failed",
-                  f"{len(info.get('open', []))} parts undecided ({'; '.join(info.get('open', [])[:6])}"
+                  ("the criterion itself is inconclusive (a premise unmet); " if status == "inconclusive" else "")
+                  + f"{len(info.get('open', []))} parts undecided ({'; '.join(info.get('open', [])[:6])}"
                   f"{'; ...' if len(info.get('open', [])) > 6 else ''})"
                   + (f" on {seeds} seeds per point (cap {SEED_CAP})" if seeds else "")
                   + (f"; an effect of {det:.3g}{unit} or more from its threshold would have been decided"
