@@ -8,6 +8,9 @@
                                              # seeds until decided, stored in reports/experiments/campaign;
                                              # resumable: stored batches are never retrained
     python benchmarks/run_experiments.py --campaign --record-only      # the records from the stored batches
+    python benchmarks/run_experiments.py --compare DIR                 # a retrained campaign (DIR, e.g. another
+                                             # machine's) beside the stored one: statuses, differences, and the
+                                             # status over both machines (a status that differs is inconclusive)
     python benchmarks/run_experiments.py --scale paper --executor ray --address auto --cache /tmp/c
                                              # each experiment a Ray task with one GPU of the cluster; resumable
 
@@ -61,7 +64,11 @@ def main(argv=None) -> int:
     p.add_argument("--hours", type=float, default=3.0, help="with --campaign: no batch starts after this wall time")
     p.add_argument("--record-only", action="store_true", help="with --campaign: re-derive the records from the "
                    "stored batches, train nothing")
+    p.add_argument("--compare", metavar="DIR", help="a retrained campaign's records beside the stored ones; writes "
+                   "DIR/COMPARISON.md")
     args = p.parse_args(argv)
+    if args.compare:
+        return compare(Path(args.compare), args.scale)
     if args.campaign:
         return campaign(args)
     if args.rederive:
@@ -120,6 +127,41 @@ def campaign(args) -> int:
                                 log=lambda line: print(line, flush=True))
         print("campaign:", ", ".join(f"{k} {v}" for k, v in state.items()))
     print(f"wrote {out} in {time.perf_counter() - t0:.0f}s")
+    return 0
+
+
+def compare(other: Path, scale: str) -> int:
+    """The records of ``other`` beside the stored campaign's: each experiment's two statuses,
+    re-derived with today's rules, the status over both machines (power.across_machines) and
+    what differs; nothing replaces the stored records."""
+    from verifier.experiments.campaign import CAMPAIGN_DIR
+    from verifier.experiments.power import across_machines
+
+    rows = ["| id | stored | retrained | over both machines | differences |", "|---|---|---|---|---|"]
+    found = False
+    for f in sorted(other.glob(f"*_{scale}.json")):
+        mine = CAMPAIGN_DIR / f.name
+        if not mine.exists():
+            continue
+        a, b = (json.loads(x.read_text()) for x in (mine, f))
+        if a.get("id") not in catalogue.load_all():
+            continue
+        found = True
+        oa, ob = catalogue.rederive(a), catalogue.rederive(b)
+        diff = [] if oa.status == ob.status else [f"status {oa.status} -> {ob.status}"]
+        if oa.power.get("outcome") != ob.power.get("outcome"):
+            diff.append(f"power {oa.power.get('outcome')} -> {ob.power.get('outcome')}")
+        ca, cb = (o.power.get("criterion_why", "") for o in (oa, ob))
+        if ca != cb:
+            diff.append(f"criterion reading: stored '{ca[:300]}' / retrained '{cb[:300]}'")
+        rows.append(f"| `{a['id']}` | {oa.status} | {ob.status} | {across_machines([oa.status, ob.status])} | "
+                    f"{'; '.join(diff).replace('|', '/') or 'none'} |")
+    if not found:
+        print(f"no record *_{scale}.json in {other} matches the stored campaign")
+        return 2
+    text = "# A retrained campaign beside the stored one\n\n" + "\n".join(rows) + "\n"
+    (other / "COMPARISON.md").write_text(text)
+    print(text)
     return 0
 
 

@@ -45,6 +45,19 @@ def part(result: bool, powered: bool, power_detail: str, decides: str = "", *, p
             "powered_yes": bool(powered_yes), "yes_detail": yes_detail}
 
 
+def sampled_power(readings: list[dict]) -> tuple[bool, str]:
+    """The power for a hold read on sampled subsets (each reading a stored ``kruskal_at_precision``
+    result: ``sampled``, ``exhaustive``): every one bounds the failing share below
+    :data:`~verifier.experiments.power.SUBSET_MARGIN` (power.sampled_part)."""
+    from verifier.experiments.power import SUBSET_MARGIN, sampled_part
+
+    parts = [sampled_part(True, int(r.get("sampled", 0)), exhaustive=bool(r.get("exhaustive"))) for r in readings]
+    ok = bool(parts) and all(q["decision"] == "holds" for q in parts)
+    worst = max((q["failing_share_bound"] for q in parts), default=1.0)
+    return ok, (f"a hold read on {min((int(r.get('sampled', 0)) for r in readings), default=0)} sampled subsets "
+                f"bounds the failing share by {worst:.3g} at 97.5 % (need <= {SUBSET_MARGIN})")
+
+
 def part_verdict(p: dict) -> str:
     if p["result"]:
         return "yes" if p.get("powered_yes", True) else "inconclusive"
