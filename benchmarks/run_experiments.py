@@ -62,6 +62,8 @@ def main(argv=None) -> int:
                    "reports/experiments/campaign)")
     p.add_argument("--seed-cap", type=int, help="with --campaign: the cap of seeds per point (default power.SEED_CAP)")
     p.add_argument("--hours", type=float, default=3.0, help="with --campaign: no batch starts after this wall time")
+    p.add_argument("--train-batch", metavar="PANEL:B", help="with --campaign: train and store batch B of one panel "
+                   "only (e.g. fig4_H:0), so that panels train side by side in separate processes")
     p.add_argument("--record-only", action="store_true", help="with --campaign: re-derive the records from the "
                    "stored batches, train nothing")
     p.add_argument("--compare", metavar="DIR", help="a retrained campaign's records beside the stored ones; writes "
@@ -119,9 +121,18 @@ def campaign(args) -> int:
         print(f"error: --campaign runs the sweep experiments {', '.join(cp.PANELS)} (not {', '.join(unknown)})")
         return 2
     t0 = time.perf_counter()
+    if args.train_batch:
+        panel, _, b = args.train_batch.partition(":")
+        if not cp.batch_path(out, panel, int(b or 0)).exists():
+            cp.train_batch(out, panel, int(b or 0))
+        print(f"stored {cp.batch_path(out, panel, int(b or 0))} in {time.perf_counter() - t0:.0f}s")
+        return 0
     if args.record_only:
         for eid in ids:
-            cp.record(out, eid, write=write)
+            try:
+                cp.record(out, eid, write=write)
+            except FileNotFoundError as exc:
+                print(f"{eid}: not recorded ({exc})")
     else:
         state = cp.run_campaign(ids, out, seed_cap=args.seed_cap or SEED_CAP, hours=args.hours, write=write,
                                 log=lambda line: print(line, flush=True))

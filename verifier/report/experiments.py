@@ -64,7 +64,7 @@ def run_experiments(out, *, mode: str, seed: int, progress=None, only=None, exec
             continue
         stored = campaign_entry(out, eid, scale=scale, seed=seed) if mode == "default" else None
         if stored is None and mode == "default" and eid in CAMPAIGN_IDS:
-            stored = _not_stored(eid, exp)
+            stored = _rederivable(previous_entry(out, eid, scale=scale, seed=seed)) or _not_stored(eid, exp)
         if stored is not None:  # the default report never retrains: the stored campaign's runs (issue 35)
             kept_rows[eid], kept_pngs, carried[eid] = stored
             if kept_rows[eid]["status"] != "skipped":
@@ -178,6 +178,19 @@ def campaign_entry(out, eid: str, *, scale: str, seed: int, folder: Path | None 
              "provenance": "not retrained by this report: read from " + (
                  rec.get("provenance") or f"the stored record reports/experiments/campaign/{eid}_{scale}.json")}
     return entry, {f"experiment_{k}": base64.b64encode(v).decode("ascii") for k, v in pngs.items()}, str(folder)
+
+
+def _rederivable(kept):
+    """An earlier report's entry whose stored numbers today's rules can read (else None)."""
+    if kept is None:
+        return None
+    try:
+        catalogue.rederive(kept[0])
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+    kept[0]["provenance"] = ("not retrained by this report and not from the stored campaign: "
+                             + kept[0].get("provenance", "an earlier report"))
+    return kept
 
 
 def _not_stored(eid: str, exp):
