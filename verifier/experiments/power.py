@@ -224,21 +224,18 @@ def sampled_part(holds_on_sample: bool, sampled: int, *, exhaustive: bool = Fals
             "detectable": bound if decision == "undecided" else None}
 
 
-def status_over(parts: dict, rule: Callable[[dict], str]) -> tuple[str, dict]:
+def status_over(parts: dict, rule: Callable[[dict], str], *, max_open: int = 12) -> tuple[str, dict]:
     """``rule({name: bool}) -> status`` applied to decided parts, every undecided part read both
-    ways: (the status, or "undecided" when the readings differ; {"open": the undecided parts
-    that matter, "detectable": the largest of their detectable effects}).  With more than 12
-    undecided parts only the all-true and all-false readings and each single flip are tried."""
+    ways: (the status, or "undecided" when the readings differ; {"open": the undecided parts,
+    "detectable": the largest of their detectable effects}).  More than ``max_open`` undecided
+    parts are not enumerated: the status is then "undecided" (never a guess from some readings)."""
     open_ = [k for k, p in parts.items() if p["decision"] == "undecided"]
     base = {k: p["decision"] == "holds" for k, p in parts.items()}
-    if len(open_) <= 12:
-        readings = itertools.product((True, False), repeat=len(open_))
-    else:
-        readings = [(v,) * len(open_) for v in (True, False)] + \
-            [tuple(j == i for j in range(len(open_))) for i in range(len(open_))]
-    outcomes = {rule(base | dict(zip(open_, r))) for r in readings}
     det = [parts[k]["detectable"] for k in open_ if parts[k].get("detectable") is not None]
     info = {"open": open_, "detectable": max(det) if det else None}
+    if len(open_) > max_open:
+        return "undecided", info
+    outcomes = {rule(base | dict(zip(open_, r))) for r in itertools.product((True, False), repeat=len(open_))}
     return (outcomes.pop() if len(outcomes) == 1 else "undecided"), info
 
 

@@ -133,16 +133,24 @@ def weakened_parts(random_curve: dict, shared_curve: dict) -> dict:
             "R^2 (random) below R^2 (shared)": positive_part(gap, 0.0)}
 
 
+def curve_decision(parts: dict) -> dict:
+    """A curve as one part: fails when a part fails, holds when all hold, else undecided (its
+    detectable effect the largest of its undecided parts')."""
+    ds = [p["decision"] for p in parts.values()]
+    det = [p["detectable"] for p in parts.values() if p["decision"] == "undecided" and p.get("detectable") is not None]
+    d = "fails" if "fails" in ds else "holds" if all(x == "holds" for x in ds) else "undecided"
+    return {"decision": d, "detectable": max(det) if det else None,
+            "open": [k for k, p in parts.items() if p["decision"] == "undecided"]}
+
+
 def curves_status(per_curve: dict[str, dict]) -> tuple[str, dict]:
-    """(status or "undecided", info) over curves {name: parts} by measures.decide, every
-    undecided part read both ways; a curve without parts is not counted."""
-    flat = {f"{c}: {p}": part for c, parts in per_curve.items() for p, part in parts.items()}
-
-    def rule(reading: dict) -> str:
-        passes = [all(reading[f"{c}: {p}"] for p in parts) for c, parts in per_curve.items() if parts]
-        return ms.decide(passes)[0]
-
-    return status_over(flat, rule)
+    """(status or "undecided", info) over curves {name: parts} by measures.decide: each curve
+    decided from its parts, every undecided curve read both ways (exact: the rule reads curves);
+    a curve without parts is not counted.  ``info["open"]`` names the undecided parts."""
+    curves_ = {c: curve_decision(parts) for c, parts in per_curve.items() if parts}
+    status, info = status_over(curves_, lambda reading: ms.decide(list(reading.values()))[0])
+    info["open"] = [f"{c}: {p}" for c in info["open"] for p in curves_[c]["open"]]
+    return status, info
 
 
 def parts_text(per_curve: dict[str, dict]) -> str:

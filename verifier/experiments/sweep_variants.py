@@ -35,17 +35,18 @@ def parts_fig4(measured: dict) -> tuple[dict, dict]:
 
 def _fig4_status(measured: dict) -> tuple[str, dict, str]:
     pa, pb = parts_fig4(measured)
-    flat = {f"(a) {c}: {p}": q for c, parts in pa.items() for p, q in parts.items()}
-    flat |= {f"(b) {c}: {p}": q for c, parts in pb.items() for p, q in parts.items()}
+    curves_ = {f"(a) {c}": sc.curve_decision(parts) for c, parts in pa.items() if parts}
+    curves_ |= {f"(b) {c}": sc.curve_decision(parts) for c, parts in pb.items() if parts}
 
     def rule(reading: dict) -> str:
-        sa = ms.decide([all(reading[f"(a) {c}: {p}"] for p in parts) for c, parts in pa.items()])[0]
-        sb = ms.decide([all(reading[f"(b) {c}: {p}"] for p in parts) for c, parts in pb.items()],
-                       none_why="")[0]
+        sa = ms.decide([v for k, v in reading.items() if k.startswith("(a)")])[0]
+        sb = ms.decide([v for k, v in reading.items() if k.startswith("(b)")], none_why="")[0]
         return combine(sa, sb)
 
-    status, info = status_over(flat, rule)
-    text = f"(a) linear in H: {sc.parts_text(pa) or 'no fit'}; (b) linearity in n weakened: {sc.parts_text(pb) or 'no T with a fit in both contexts'}"
+    status, info = status_over(curves_, rule)
+    info["open"] = [f"{c}: {p}" for c in info["open"] for p in curves_[c]["open"]]
+    text = (f"(a) linear in H: {sc.parts_text(pa) or 'no fit'}; (b) linearity in n weakened: "
+            f"{sc.parts_text(pb) or 'no T with a fit in both contexts'}")
     return status, info, text
 
 

@@ -188,8 +188,9 @@ def _rederivable(kept):
         catalogue.rederive(kept[0])
     except (KeyError, TypeError, ValueError, IndexError):
         return None
-    kept[0]["provenance"] = ("not retrained by this report and not from the stored campaign: "
-                             + kept[0].get("provenance", "an earlier report"))
+    prefix = "not retrained by this report and not from the stored campaign: "
+    old = kept[0].get("provenance", "an earlier report")
+    kept[0]["provenance"] = old if old.startswith(prefix) else prefix + old
     return kept
 
 

@@ -112,7 +112,7 @@ def test_undecided_parts_are_read_both_ways():
     parts["a"]["decision"] = "fails"  # a decided failure fixes the status whatever b is
     assert status_over(parts, rule)[0] == "not reproduced"
     many = {str(i): {"decision": "undecided", "detectable": 0.01 * i} for i in range(20)}
-    assert status_over(many, rule) == ("undecided", {"open": list(many), "detectable": 0.19})
+    assert status_over(many, rule) == ("undecided", {"open": list(many), "detectable": 0.19})  # not enumerated
 
 
 def test_judge_makes_any_unpowered_verdict_inconclusive_and_machines_must_agree():
