@@ -130,12 +130,12 @@ def campaign(args) -> int:
     if args.record_only:
         for eid in ids:
             try:
-                cp.record(out, eid, write=write)
+                cp.record(out, eid, write=write, unit=report_experiments.experiment_unit)
             except FileNotFoundError as exc:
                 print(f"{eid}: not recorded ({exc})")
     else:
         state = cp.run_campaign(ids, out, seed_cap=args.seed_cap or SEED_CAP, hours=args.hours, write=write,
-                                log=lambda line: print(line, flush=True))
+                                unit=report_experiments.experiment_unit, log=lambda line: print(line, flush=True))
         print("campaign:", ", ".join(f"{k} {v}" for k, v in state.items()))
     print(f"wrote {out} in {time.perf_counter() - t0:.0f}s")
     return 0

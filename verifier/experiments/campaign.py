@@ -34,14 +34,14 @@ from verifier.experiments.power import SEED_BATCH, SEED_CAP
 PANELS = {"fig2a": ("fig2a",), "fig2b": ("fig2b",), "fig2c": ("fig2c",), "fig4": ("fig4_H", "fig4_n", "fig2b"),
           "fig5": ("fig5_H", "fig5_n"), "fig3": ("fig3",)}
 CAMPAIGN_DIR = Path(__file__).resolve().parents[2] / "reports" / "experiments" / "campaign"
+#: the CPU kernel variables importing verifier pins (verifier/__init__.py), as each batch ran them
+KERNEL_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA", "OMP_WAIT_POLICY")
 
 
 def provenance() -> dict:
     """What computed a batch: code commit, package versions, pinned kernels, threads, machine."""
     import numpy
     import torch
-
-    import verifier
 
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10,
@@ -58,7 +58,8 @@ def provenance() -> dict:
         pass
     return {"commit": commit, "versions": {"torch": torch.__version__, "numpy": numpy.__version__,
                                            "python": platform.python_version()},
-            "cpu_kernels": dict(verifier.PINNED_CPU_KERNELS, torch_runs=torch.backends.cpu.get_cpu_capability()),
+            "cpu_kernels": {**{k: os.environ.get(k, "unset") for k in KERNEL_VARIABLES},
+                            "torch_runs": torch.backends.cpu.get_cpu_capability()},
             "threads": torch.get_num_threads(), "machine": f"{cpu}, {os.cpu_count()} cores",
             "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
@@ -112,12 +113,12 @@ def stored_batches(out: Path, panel: str) -> list[dict]:
     return got
 
 
-def record(out: Path, eid: str, *, write) -> dict:
-    """Experiment ``eid``'s record from all its panels' stored batches (no training), written by
-    ``write(out, scale, row)``; returns the row."""
+def record(out: Path, eid: str, *, write, unit) -> dict:
+    """Experiment ``eid``'s record from all its panels' stored batches (no training): ``unit(eid,
+    scale=, seed=)`` (the report's experiment_unit) computes it, ``write(out, scale, row)`` stores
+    it; returns the row."""
     from verifier.experiments.saturation import merge_fig3
     from verifier.experiments.sweeps import STORED, merge
-    from verifier.report.experiments import experiment_unit
 
     STORED.clear()
     batches = {p: stored_batches(out, p) for p in PANELS[eid]}
@@ -126,7 +127,7 @@ def record(out: Path, eid: str, *, write) -> dict:
         raise FileNotFoundError(f"{eid}: no stored batch of {', '.join(p for p, v in batches.items() if not v)}")
     STORED.update({p: (merge_fig3 if p == "fig3" else merge)(v[:k]) for p, v in batches.items()})
     try:
-        row = experiment_unit(eid, scale="cpu", seed=0)
+        row = unit(eid, scale="cpu", seed=0)
     finally:
         STORED.clear()
     row["provenance"] = campaign_provenance(batches, k)
@@ -148,7 +149,7 @@ def campaign_provenance(batches: dict, k: int) -> str:
             f"{provs[0]['threads'] if provs else '?'} thread(s), {hours:.2f} h of wall time in all")
 
 
-def run_campaign(ids, out: Path = CAMPAIGN_DIR, *, seed_cap: int = SEED_CAP, hours: float = 3.0, write,
+def run_campaign(ids, out: Path = CAMPAIGN_DIR, *, seed_cap: int = SEED_CAP, hours: float = 3.0, write, unit,
                  log=print) -> dict:
     """Seeds until decided for the sweep experiments ``ids``: batch after batch, each experiment
     until its power check passes or ``seed_cap`` seeds or the ``hours`` wall-time cap (no batch is
@@ -170,7 +171,7 @@ def run_campaign(ids, out: Path = CAMPAIGN_DIR, *, seed_cap: int = SEED_CAP, hou
                 train_batch(out, panel, b)
                 log(f"campaign: {panel} batch {b} (seeds {b * SEED_BATCH}-{(b + 1) * SEED_BATCH - 1}) "
                     f"in {time.perf_counter() - t0:.0f} s")
-            row = record(out, eid, write=write)
+            row = record(out, eid, write=write, unit=unit)
             if row["power"].get("outcome") == "passed":
                 state[eid] = "decided"
             elif (b + 1) * SEED_BATCH >= seed_cap:

@@ -62,17 +62,9 @@ class Dataset:
     contexts: np.ndarray
     labels: np.ndarray
 
-    @property
-    def T(self) -> int:
-        return int(self.queries.shape[0])
-
-    @property
-    def n(self) -> int:
-        return int(self.contexts.shape[-2])
-
-    @property
-    def shared(self) -> bool:
-        return self.contexts.ndim == 2
+    T = property(lambda self: int(self.queries.shape[0]))
+    n = property(lambda self: int(self.contexts.shape[-2]))
+    shared = property(lambda self: self.contexts.ndim == 2)
 
 
 @dataclass(frozen=True)
@@ -244,7 +236,8 @@ class Job:
     def step(self, step: int, active) -> None:
         """Training step ``step`` (1-based) of every run; runs not ``active`` get lr 0."""
         M, B, T, ds = self.M, self.B, self.T, self.ds
-        if self._batch is None or int(self.Tm) > B:
+        batch = self._batch
+        if batch is None:
             idx = self.ptr[:, None] + torch.arange(B, device=self.device)[None, :]
             valid = (idx < T[:, None]).float()
             ex = self.perm.gather(1, idx.clamp(max=self.Tm - 1))
@@ -252,8 +245,6 @@ class Job:
             batch = (self.Xq[ds[:, None], ex], ctx, self.Y[ds[:, None], ex], valid)
             if int(self.Tm) <= B:  # the whole set in a fixed order at every step: gathered once
                 self._batch = batch
-        else:
-            batch = self._batch
         xq, ctx, y, valid = batch
         per = _per_example_loss(self.model(xq, ctx), y, self.task)
         loss = ((per * valid).sum(1) / valid.sum(1)).sum()
@@ -269,7 +260,7 @@ class Job:
             lr = self.recipe.lr * min(1.0, 0.01 + 0.99 * (step - 1) / w) * self.lr_scale * active
         b1t, b2t = 1 - BETAS[0] ** step, 1 - BETAS[1] ** step
         with torch.no_grad():  # Adam; a stopped run has lr 0 (its moments no longer matter)
-            grads = [p.grad for p in self.params]  # the moments as one foreach call each (same arithmetic)
+            grads = [p.grad for p in self.params]  # moments: one foreach call each (the same arithmetic)
             torch._foreach_mul_(self.m1, BETAS[0])
             torch._foreach_add_(self.m1, grads, alpha=1 - BETAS[0])
             torch._foreach_mul_(self.m2, BETAS[1])
