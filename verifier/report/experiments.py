@@ -67,9 +67,10 @@ def run_experiments(out, *, mode: str, seed: int, progress=None, only=None, exec
             stored = _rederivable(previous_entry(out, eid, scale=scale, seed=seed)) or _not_stored(eid, exp)
         if stored is not None:  # the default report never retrains: the stored campaign's runs (issue 35)
             kept_rows[eid], kept_pngs, carried[eid] = stored
-            if kept_rows[eid]["status"] != "skipped":
+            if kept_rows[eid]["status"] != "skipped":  # today's rules, stated as today's claim and criterion
                 again = catalogue.rederive(kept_rows[eid])
-                kept_rows[eid].update(status=again.status, why=again.why, power=_plain(again.power), kind=exp.kind)
+                kept_rows[eid].update(status=again.status, why=again.why, power=_plain(again.power), kind=exp.kind,
+                                      claim=exp.claim, criterion=exp.criterion)
             pngs.update(kept_pngs)
             if progress:
                 progress.step(eid)
