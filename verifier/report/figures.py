@@ -13,6 +13,7 @@ import io
 
 import numpy as np
 
+from verifier.report.summary import AS_DECLARED, map_notes, short_reference
 from verifier.statements import registry
 
 STATUS_COLOURS = {
@@ -22,6 +23,7 @@ STATUS_COLOURS = {
     "inconclusive": ("#ffca28", "black"),
     "control failed": ("#ef6c00", "white"),
     "refuted": ("#c62828", "white"),
+    AS_DECLARED: ("#c62828", "white"),  # the same red: a declared refutation is still the paper's statement failing
     "error": ("#6a1b9a", "white"),
     "not implemented": ("#eeeeee", "#555555"),
     "not checkable": ("#f5f5f5", "#555555"),
@@ -93,25 +95,36 @@ def statement_map_data(statuses: dict[str, str], paper: str | None = None, ancho
     comp = _components(ids, deps)
     main = [s for s in ids if comp[s] == comp.get(anchor)]
     aside = [s for s in ids if s not in main]
-    return {"main": main, "aside": aside, "depends": {s: list(deps[s]) for s in ids},
-            "status": {s: statuses.get(s, "not run") for s in ids},
-            "reference": {s: registry.REGISTRY[s].reference for s in ids}}
+    status = {s: statuses.get(s, "not run") for s in ids}
+    reference = {s: registry.REGISTRY[s].reference for s in ids}
+    return {"main": main, "aside": aside, "depends": {s: list(deps[s]) for s in ids}, "status": status,
+            "reference": reference,
+            "notes": [list(n) for n in map_notes(ids, {s: list(deps[s]) for s in ids}, status, reference)]}
 
 
 NODE_W, NODE_H, NODE_DX = 1.0, 0.46, 1.12
 
 
-def _draw_graph(ax, ids, data, title, pos, ylim):
-    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+def _verified(status: str) -> bool:
+    return status.startswith("verified")
+
+
+def _draw_graph(ax, ids, data, title, pos, ylim, marks=None):
+    """One panel of the map; ``marks``: {statement: note number} drawn at the node's corner.  An arrow
+    out of a statement not verified in this run is dashed, in that statement's colour."""
+    from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
     w, h = NODE_W, NODE_H
+    marks = marks or {}
     for s in ids:
         for t in data["depends"][s]:
             if t in pos:
                 (x0, y0), (x1, y1) = pos[t], pos[s]
+                weak = not _verified(data["status"][t]) and data["status"][t] not in ("not implemented", "not checkable")
                 ax.add_patch(FancyArrowPatch((x0, y0 + h / 2), (x1, y1 - h / 2), arrowstyle="-|>",
-                                             mutation_scale=11, color="#607d8b", lw=1.0,
-                                             shrinkA=1, shrinkB=1))
+                                             mutation_scale=11, lw=1.3 if weak else 1.0,
+                                             color=STATUS_COLOURS[data["status"][t]][0] if weak else "#607d8b",
+                                             linestyle=(0, (4, 2)) if weak else "-", shrinkA=1, shrinkB=1))
     for s in ids:
         x, y = pos[s]
         status = data["status"][s]
@@ -123,10 +136,16 @@ def _draw_graph(ax, ids, data, title, pos, ylim):
         ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, edgecolor="#37474f", lw=1.0,
                                     facecolor="none" if status in ("not implemented", "not checkable")
                                     else face, **box))
-        ref = data["reference"][s].split(",")[0]
+        ref = short_reference(data["reference"][s])
         ax.text(x, y + 0.07, ref, ha="center", va="center", fontsize=8 if len(ref) < 13 else 7,
-                color=ink, weight="bold")
-        ax.text(x, y - 0.11, s, ha="center", va="center", fontsize=7, color=ink, family="monospace")
+                color=ink, weight="bold", gid="node-label")
+        ax.text(x, y - 0.11, s, ha="center", va="center", fontsize=7, color=ink, family="monospace",
+                gid="node-label")
+        if s in marks:  # a note under the map: verified, but its proof uses a statement not verified here
+            cx, cy = x + w / 2 - 0.02, y + h / 2 - 0.02
+            ax.add_patch(Circle((cx, cy), 0.085, facecolor=STATUS_COLOURS["inconclusive"][0], edgecolor="#37474f",
+                                lw=0.8, zorder=4))
+            ax.text(cx, cy, str(marks[s]), ha="center", va="center", fontsize=7, weight="bold", zorder=5)
     xs = [p[0] for p in pos.values()] or [0.0]
     ax.set_xlim(min(xs) - 0.65, max(xs) + 0.65)
     ax.set_ylim(*ylim)
@@ -134,9 +153,20 @@ def _draw_graph(ax, ids, data, title, pos, ylim):
     ax.axis("off")
 
 
+#: inches per note line under a statement map; inches kept for the legend
+NOTE_LINE, LEGEND_SPACE = 0.2, 0.36  # 0.06 of the first paper's map (6 in.)
+
+
 def draw_statement_map(fig, data):
+    """The map on ``fig`` (laid out here): the main theorem's component left, the rest right, the legend
+    under them, then one line per note (:func:`verifier.report.summary.map_notes`; the figure grows by a
+    line each)."""
     from matplotlib.patches import Patch
 
+    notes = data.get("notes") or []
+    width, height = fig.get_size_inches()
+    fig.set_size_inches(width, height + len(notes) * NOTE_LINE)
+    total = height + len(notes) * NOTE_LINE
     pos = {}
     for key in ("main", "aside"):
         ids = data[key]
@@ -150,14 +180,64 @@ def draw_statement_map(fig, data):
              for p in pos.values()]
     axes = fig.subplots(1, 2, gridspec_kw={"width_ratios": spans})
     ylim = (-0.45, top + 0.45)
-    _draw_graph(axes[0], data["main"], data, "Theorem 1 and its proof (arrow A -> B: B's proof uses A)",
-                pos["main"], ylim)
-    _draw_graph(axes[1], data["aside"], data, "Definitions, assumptions and side results", pos["aside"], ylim)
+    marks = {s: k for k, (s, _) in enumerate(notes, 1)}
+    main = "Theorem 1 and its proof" if "theorem1" in data["main"] else "The main results and their proofs"
+    _draw_graph(axes[0], data["main"], data, f"{main} (arrow A -> B: B's proof uses A)", pos["main"], ylim, marks)
+    _draw_graph(axes[1], data["aside"], data, "Definitions, assumptions and side results", pos["aside"], ylim, marks)
     present = [s for s in STATUS_COLOURS if s in set(data["status"].values())]
-    fig.legend(handles=[Patch(facecolor=STATUS_COLOURS[s][0], edgecolor="#37474f",
-                              hatch="//" if s in ("not implemented", "not checkable") else None, label=s)
-                        for s in present],
-               loc="lower center", ncol=len(present), fontsize=8, frameon=False)
+    handles = [Patch(facecolor=STATUS_COLOURS[s][0], edgecolor="#37474f",
+                     hatch="//" if s in ("not implemented", "not checkable") else None, label=s) for s in present]
+    if notes:
+        from matplotlib.lines import Line2D
+
+        handles += [Line2D([], [], color="#607d8b", lw=1.3, ls=(0, (4, 2)),
+                           label="dashed: from a statement not verified in this run"),
+                    Line2D([], [], ls="", marker="o", ms=9, mfc=STATUS_COLOURS["inconclusive"][0], mec="#37474f",
+                           label="k: verified, its proof uses one not verified (note k)")]
+    notes_h = (len(notes) * NOTE_LINE + (0.08 if notes else 0.0)) / total
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False,
+               **({"bbox_to_anchor": (0.5, notes_h)} if notes else {}))
+    for k, (s, uses) in enumerate(notes, 1):  # the figure says what a mark means
+        fig.text(0.012, notes_h - (k * NOTE_LINE) / total,
+                 f"{k}. {short_reference(data['reference'][s])} ({s}) is {data['status'][s]} on its own instances; "
+                 f"its proof uses {uses}.", fontsize=8, ha="left", va="bottom", color="#263238")
+    fig.tight_layout(rect=(0, notes_h + LEGEND_SPACE / total if notes else LEGEND_SPACE / height, 1, 1))
+    _fit_node_labels(fig, axes)
+
+
+def _two_lines(text: str) -> str:
+    """``text`` on two lines: before its parenthesis when it has one, else at the space nearest its middle.
+
+    >>> _two_lines("Eqs. 1-6 (given weights)"), _two_lines("ICLR 2025 abstract (seq-to-seq necessity, hardmax)")
+    ('Eqs. 1-6\\n(given weights)', 'ICLR 2025 abstract\\n(seq-to-seq necessity, hardmax)')
+    """
+    cut = text.find(" (")
+    if cut <= 0:
+        spaces = [i for i, ch in enumerate(text) if ch == " "]
+        cut = min(spaces, key=lambda i: abs(i - len(text) / 2))
+    return text[:cut] + "\n" + text[cut + 1:]
+
+
+def _fit_node_labels(fig, axes, smallest: float = 6.0) -> None:
+    """Fit each node's label to its box (after the layout: the box's width in pixels is known): smaller, down
+    to ``smallest`` points, then on two lines."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    for ax in axes:
+        box = abs(ax.transData.transform((NODE_W, 0))[0] - ax.transData.transform((0, 0))[0])
+        for t in ax.texts:
+            if t.get_gid() != "node-label":
+                continue
+            size = t.get_fontsize()
+            while t.get_window_extent(renderer).width > 0.94 * box and t.get_fontsize() > smallest:
+                t.set_fontsize(t.get_fontsize() - 0.5)
+            if t.get_window_extent(renderer).width > 0.94 * box and " " in t.get_text():
+                t.set_text(_two_lines(t.get_text()))
+                t.set_fontsize(size)
+                t.set_linespacing(1.0)
+                while t.get_window_extent(renderer).width > 0.94 * box and t.get_fontsize() > 4.5:
+                    t.set_fontsize(t.get_fontsize() - 0.5)
 
 
 # -- rank of Z reached by the construction --------------------------------------
@@ -234,6 +314,7 @@ def draw_margins(fig, data):
            label="||Y_c - Y_inf||_2 measured (float64)")
     ax.set_yscale("log")
     ax.set_xticks(h, [f"head {int(x)}\nc = {c:.3g}" for x, c in zip(h, data["c"])], fontsize=8)
+    ax.set_xlabel("head h (with the saturation constant c Lemma 4 chose for it)")
     ax.set_ylabel("spectral norm")
     ax.set_title(f"App. B.2: perturbation < sigma_min^+ per head (Lemma 5)  (H = {data['H']}, "
                  f"n = {data['n']}, d = {data['d']}, shared contexts)", fontsize=9.5)
@@ -312,7 +393,8 @@ def draw(name: str, data: dict | None, *, error: str = "") -> bytes:
                  color="#c62828", wrap=True)
     else:
         drawer(fig, data)
-        fig.tight_layout(rect=(0, 0.06, 1, 1) if name == "statement_map" else (0, 0, 1, 1))
+        if name != "statement_map":  # the map lays itself out (its notes under the legend)
+            fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None})
     return buf.getvalue()
