@@ -1,9 +1,10 @@
 """Benchmark: the batched training engine against a per-run torch loop on the SAME runs, as a ratio.
 
-    python benchmarks/bench_training_throughput.py [--panel fig2a] [--T 128] [--steps 30] [--reps 3] [--out DIR]
+    python benchmarks/bench_training_throughput.py [--panel fig2a] [--T 128] [--seeds 8] [--steps 30] [--reps 3] [--out DIR]
 
-The runs: one dataset size T of a cpu-scale sweep panel (verifier/experiments/scales.py;
-default Fig. 2a at T = 128: 6 values of H x 3 seeds = 18 runs).  Both sides take the same
+The runs: one dataset size T of a cpu-scale sweep panel (verifier/experiments/scales.py) for
+one batch of the campaign's seeds (verifier/experiments/power.py's SEED_BATCH; default Fig. 2a
+at T = 128: 6 values of H x 8 seeds = 48 runs, one job of the campaign).  Both sides take the same
 training steps of the same runs (full batch, Adam, the engine's model and initialisation;
 no early stop, so every run takes every step):
 
@@ -32,6 +33,7 @@ from pathlib import Path
 import torch
 
 from verifier.experiments.engine import Job, Recipe
+from verifier.experiments.power import SEED_BATCH
 from verifier.experiments.scales import SWEEPS
 from verifier.experiments.sweeps import pools_and_runs
 
@@ -50,13 +52,14 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--panel", default="fig2a")
     p.add_argument("--T", type=int, default=128)
+    p.add_argument("--seeds", type=int, default=SEED_BATCH, help="seeds in the job (the campaign's batch)")
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--out", default="reports/benchmarks")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     cfg = SWEEPS["cpu"][args.panel]
-    pools, runs, _ = pools_and_runs(cfg, cfg.seeds)
+    pools, runs, _ = pools_and_runs(cfg, tuple(range(args.seeds)))
     runs = [r for r in runs if r.T == args.T]
     if not runs:
         print(f"no run of {args.panel} at T = {args.T}; the panel's T: {list(cfg.T)}")
@@ -93,7 +96,7 @@ def main(argv=None) -> int:
     (out / "training_throughput.json").write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n")
     md = (f"# Batched training engine vs a per-run torch loop (same runs, one process)\n\n"
           f"{len(runs)} runs of the cpu-scale {args.panel} panel at T = {args.T} (d = {cfg.d}, n = {cfg.n}, H in "
-          f"{rec['H']}, {len(cfg.seeds)} seeds), {args.steps} full-batch Adam steps each, {args.reps} alternating "
+          f"{rec['H']}, {args.seeds} seeds), {args.steps} full-batch Adam steps each, {args.reps} alternating "
           f"reps, 1 torch thread; {rec['machine']}, torch {torch.__version__}; load average (1 min) "
           f"{load0:.1f} before, {load1:.1f} after.\n\n"
           f"| side | run-steps/s (CPU time) | run-steps/s (wall) |\n|---|---|---|\n"

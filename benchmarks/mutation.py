@@ -76,9 +76,14 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
                                                         T + "verifier/arith/test_independence_pinned.py",
                                                         T + "verifier/arith/test_independence_gram_adversarial.py",
                                                         T + "verifier/arith/test_robustness_screen_overwrite.py",
+                                                        T + "verifier/arith/test_gram_blocks.py",
                                                         T + "verifier/arith/test_kruskal.py",
                                                         T + "verifier/arith/test_kruskal_pinned.py",
                                                         T + "verifier/arith/test_rank_float.py"] + SOUND[:1]),
+    # the batched Gram certificates (issue 38): against exact rationals in every summation order
+    "gram_blocks": ("verifier/arith/gram_blocks.py", [T + "verifier/arith/test_gram_blocks.py",
+                                                      T + "verifier/arith/test_independence_gram_adversarial.py",
+                                                      T + "proofs/mahdavi2024/test_assumption2_context_rank.py"]),
     "rank_caps": ("verifier/arith/rank_caps.py", [DECIDE, T + "verifier/arith/test_rank_caps_pinned.py", T + "proofs/mahdavi2024/test_proposition1_rank_induction.py",
                                                   T + "proofs/mahdavi2024/test_theorem1_memorization.py"] + SOUND[:2]),
     "float_certificates": ("verifier/arith/float_certificates.py", [T + "verifier/arith/test_float_certificates.py",
@@ -152,6 +157,9 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
         T + "proofs/dana2025/test_dana_thm1_adversarial.py"]),
     "dana_route_steps": ("proofs/dana2025/route_steps.py", FLOAT_ORDERS[:1] + [
         T + "proofs/dana2025/test_dana_thm1_exact_route.py", T + "proofs/dana2025/test_dana_mutants.py"]),
+    # the standalone re-checker of certificate files (issue 33): the forged corpus and its float path in every order
+    "recheck": ("verifier/recheck.py", [T + "verifier/test_recheck.py", T + "verifier/test_recheck_float.py",
+                                        T + "verifier/test_recheck_limits.py", T + "verifier/test_recheck_kinds.py"]),
     "dana_thm2": ("proofs/dana2025/thm2_entropy_bound.py", FLOAT_ORDERS[:1] + [
         T + "proofs/dana2025/test_dana_thm1_eps_and_thm2.py", T + "proofs/dana2025/test_dana_data_precision.py",
         T + "proofs/dana2025/test_dana_mutants.py", T + "proofs/dana2025/test_dana_thm2_pinned.py",
@@ -171,7 +179,8 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
 # tests that run the CLI in a subprocess cannot see mutmut's trampolines: deselected by name (pytest args).
 # Not "-k 'not cli'": -k matches substrings of test and module names, and that deselected tests that
 # merely contain "cli" (test_float_failures_climb.py, "...climbs...", "...declines...").
-SUBPROCESS_TESTS = ("test_cli_gives_a_certified_verdict", "test_claim1_float_miss_is_not_a_refutation_cli")
+SUBPROCESS_TESTS = ("test_cli_gives_a_certified_verdict", "test_claim1_float_miss_is_not_a_refutation_cli",
+                    "test_exit_codes_in_a_subprocess")
 NO_SUBPROCESS = ["-k", " and ".join(f"not {t}" for t in SUBPROCESS_TESTS)]
 
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 35: "suspicious",

@@ -131,7 +131,8 @@ _KERNELS = {"verifier.arith.backend", "verifier.arith.float_bounds", __name__}
 
 #: the modules whose ``np`` :func:`summation_order` replaces (their plain sums are certified)
 SHIMMED_MODULES = ("verifier.arith.float_bounds", "verifier.arith.float_certificates", "verifier.arith.float_accurate",
-                   "verifier.arith.robustness_screen", "verifier.arith.float_exp", "verifier.model.mha_float")
+                   "verifier.arith.robustness_screen", "verifier.arith.float_exp", "verifier.model.mha_float",
+                   "verifier.arith.gram_blocks")
 
 
 @contextmanager

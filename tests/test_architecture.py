@@ -19,6 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("verifier", "proofs")
 MAX_LINES = 400
+#: modules allowed more lines, with the reason: verifier/recheck.py is ONE file by design (a reader copies
+#: it alone and runs it without the project: docs/CERTIFICATES.md), and its limit stays small enough to read
+LONGER = {"verifier.recheck": 1200}
 
 ENGINE = ("verifier.errors", "verifier.arith", "verifier.model", "verifier.data", "verifier.statements")
 #: layer -> the layers it may import (besides itself).
@@ -130,7 +133,8 @@ def test_no_import_circle():
 
 
 def test_no_module_over_the_size_limit():
-    long = {name: n for name, path in modules().items() if (n := len(path.read_text().splitlines())) > MAX_LINES}
+    long = {name: n for name, path in modules().items()
+            if (n := len(path.read_text().splitlines())) > LONGER.get(name, MAX_LINES)}
     assert long == {}, f"split these modules (> {MAX_LINES} lines): {long}"
 
 

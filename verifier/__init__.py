@@ -31,6 +31,11 @@ import platform as _platform
 #: 152 numbers differ between ATEN_CPU_CAPABILITY=avx2 and this AVX-512 machine's default).  Pinned
 #: to AVX2 (``default``/``COMPATIBLE`` on a CPU without it), every x86-64 machine with AVX2 trains
 #: the same bits; run.json records the kernels a report actually ran (``cpu_kernels``).
+#: MKL's branch is COMPATIBLE (SSE2 without rcpps/rsqrtps), never AVX2: oneMKL documents that
+#: MKL_CBWR=AVX2 on a non-Intel CPU runs its AUTO branch instead (vendor dispatch), and measured on
+#: this AMD EPYC, AVX2 and AUTO give the same bits while COMPATIBLE gives others - so the committed
+#: AMD run and an Intel Xeon's, both "pinned to AVX2", ran different sgemm code (issue 35).
+#: COMPATIBLE is the branch that is the same on Intel and non-Intel CPUs (10-30 % slower here).
 #: OMP_WAIT_POLICY=PASSIVE: torch's OpenMP threads sleep instead of spinning while they wait (the
 #: arithmetic is the same); spinning threads on a loaded machine made the quick Fig. 2a sweep at 2
 #: threads take 129 s instead of 5.4 s (measured at load 4 on 2 cores, the same numbers either way).
@@ -46,7 +51,7 @@ def _pin_cpu_kernels() -> None:
     except ImportError:  # numpy 1.x
         from numpy.core._multiarray_umath import __cpu_features__ as features
     avx2 = bool(features.get("AVX2")) and bool(features.get("FMA3"))
-    wanted = {"ATEN_CPU_CAPABILITY": "avx2" if avx2 else "default", "MKL_CBWR": "AVX2" if avx2 else "COMPATIBLE",
+    wanted = {"ATEN_CPU_CAPABILITY": "avx2" if avx2 else "default", "MKL_CBWR": "COMPATIBLE",
               "ONEDNN_MAX_CPU_ISA": "AVX2" if avx2 else "SSE41"}
     for key, value in wanted.items():
         PINNED_CPU_KERNELS[key] = _os.environ.setdefault(key, value)

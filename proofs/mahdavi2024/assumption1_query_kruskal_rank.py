@@ -16,7 +16,11 @@ query matrix (the values given, as exact rationals: float64 entries are
 dyadics, int64 beyond 2^53 and long doubles are read exactly, never through
 float64; ``Instance.exact_array``): every n-subset is
 tested in exact arithmetic (rank modulo two primes, flint ``fmpq`` for the
-undecided) when C(T, n) <= ``exhaustive_limit``; otherwise the paper's test
+undecided) when C(T, n) <= ``exhaustive_limit``; otherwise, when T <= d,
+ONE rank certificate of the T x d query matrix (a nonsingular T x T minor,
+:mod:`verifier.arith.rank`: float64 verification or arb balls) proves all T
+queries independent and so every n-subset (the ViT setting, T = 757 <=
+d = 768: certified, nothing sampled); otherwise the paper's test
 runs -- ``samples`` random n-subsets (5000 in Sec. 5.1; by default that many
 within a work budget, :func:`.definition1_kruskal_rank.sample_size`: 5000 up
 to n = 271, 11 at a 7B-class layer's n = 2048) -- as evidence only.
@@ -31,7 +35,8 @@ an explicit point of the intervals where an examined subset is dependent
 
 Checks
 ------
-1. Certified: all C(T, n) n-subsets independent (exhaustion): verified.
+1. Certified: all C(T, n) n-subsets independent (exhaustion, or all T
+   queries independent when T <= d): verified.
 2. Refuted: a dependent subset of at most n queries with an exact null
    combination sum_i c_i e^(i) = 0, re-checked here over Q; or T < n.
 3. User data read at its dtype's precision: verified only when every point
@@ -43,7 +48,7 @@ Checks
 
 Not established
 ---------------
-For large T (e.g. the paper's 2000 ViT images) exhaustion is out of reach:
+For T > d and large T (e.g. the paper's 2000 ViT images) exhaustion is out of reach:
 the random-subset test is evidence, never a proof (STATEMENTS.md, "Kruskal
 rank in practice").  Under the exact reading (generated instances,
 ``--exact-input``) queries dependent only up to float rounding are, as the
@@ -78,6 +83,7 @@ from .definition1_kruskal_rank import (
     kruskal_box,
     kruskal_steps,
     sample_size,
+    whole_set_certificate,
     witness_certificate,
 )
 
@@ -120,7 +126,12 @@ def kruskal_at_least_evidence(statement_id: str, V, k: int, res: KruskalRank, *,
                                 item=f"the {what}")
     decision = outcome.decision
     certs = list(extra_certificates)
-    if exact is Decision.TRUE:
+    if exact is Decision.TRUE and res.rank_certificate is not None:
+        certs.append(whole_set_certificate(V, k, res.rank_certificate))
+        reason = (f"all {m} {what} are linearly independent (one rank certificate of the {m} x {V.shape[1]} "
+                  f"matrix: a nonsingular {m} x {m} minor), so every {k} of them are: all C({m},{k}) subsets "
+                  f"certified, none sampled")
+    elif exact is Decision.TRUE:
         certs.append(exhaustion_certificate(V, k))
         reason = f"every {k} of the {m} {what} are linearly independent (all C({m},{k}) subsets, exact)"
     elif exact is Decision.FALSE:
@@ -143,7 +154,9 @@ def kruskal_at_least_evidence(statement_id: str, V, k: int, res: KruskalRank, *,
                 "sampled_independent": f"{res.sampled_independent}/{res.sampled}", **outcome.measured}
     return conclude(
         statement_id, decision, claimed={"kruskal_rank": f">= {k}"}, measured=measured,
-        hypotheses=hypotheses, certified=decision is not Decision.UNDECIDED, method=method,
+        hypotheses=hypotheses, certified=decision is not Decision.UNDECIDED,
+        method=method if res.rank_certificate is None else f"rank of all {m} {what} certified ("
+                                                            f"{res.rank_certificate['certified_by']})",
         margin=None, certificates=certs, instance=instance.summary(), reason=reason,
         trail=list(extra_steps) + kruskal_steps(res) + [Step(reason, uses=uses)],
         refutation=kruskal_refutation(exact),

@@ -146,6 +146,19 @@ def exhaustion_certificate(V: np.ndarray, k: int) -> dict:
             "arithmetic": METHOD}
 
 
+def whole_set_certificate(V: np.ndarray, k: int, rank: dict) -> dict:
+    """The lower bound's certificate when all m <= d vectors are proved
+    independent by one rank certificate (``KruskalRank.rank_certificate``):
+    every subset of an independent set is independent."""
+    m, d = V.shape
+    return {"kind": "all vectors independent", "level": int(k), "subsets": math.comb(m, k),
+            "claim": f"rank of the {m} x {d} matrix = {m} (a nonsingular {m} x {m} minor, "
+                     f"||I - R A_minor||_inf <= {rank['residual_norm_upper']:.3g} < 1): all {m} vectors are "
+                     f"independent, so every {k}-subset is and kr = {m} >= {k}",
+            "arithmetic": rank["certified_by"], "minor_rows": m, "minor_cols": rank["cols"][:12] +
+            (["..."] if len(rank["cols"]) > 12 else []), "residual_norm_upper": rank["residual_norm_upper"]}
+
+
 def kruskal_box(instance, mid, rad, k: int, res: KruskalRank, *, arrays: tuple[str, ...], exact, gaps,
                 exhaustive_limit: int, samples: int, seed: int):
     """Every k-subset of the rows of the box ``mid +/- rad`` independent at

@@ -37,7 +37,7 @@ def test_importing_verifier_pins_what_the_cpu_supports():
     avx2 = bool(f.get("AVX2")) and bool(f.get("FMA3"))
     got = _fresh("import json, os, verifier; print(json.dumps(verifier.PINNED_CPU_KERNELS))")
     assert got["ATEN_CPU_CAPABILITY"] == ("avx2" if avx2 else "default")
-    assert got["MKL_CBWR"] == ("AVX2" if avx2 else "COMPATIBLE")
+    assert got["MKL_CBWR"] == "COMPATIBLE"  # MKL's AVX2 branch is AUTO on a non-Intel CPU (vendor dispatch)
     assert got["OMP_WAIT_POLICY"] == "PASSIVE"
 
 

@@ -113,46 +113,39 @@ def combination_blocks(m: int, k: int, chunk: int, offset: int = 0):
 
 
 def gram_ball(V, backend=None) -> tuple[np.ndarray, np.ndarray]:
-    """(G, e): G (m, m) symmetric, fl(V V^T) read from its lower triangle, and
-    e (m,) with ``|V V^T - G|_ij <= e_i`` for every j (V exact floats): the row
-    maxima of :func:`~verifier.arith.float_bounds.ball_matmul`'s radius
-    (mirrored like G, so both of its triangles count)."""
+    """(G, e): G (m, m) symmetric, fl(V V^T) read from its lower triangle (ONE
+    product), and e (m,) with ``|V V^T - G|_ij <= e_i`` for every j (V exact
+    floats): a dot product of length d errs by at most ``gamma_d (|V||V|^T)_ij
+    + 3 d UL`` in any summation order, and ``(|V||V|^T)_ij <= ||v_i|| ||v_j||``
+    (Cauchy-Schwarz), so ``e_i = gamma_d ||v_i|| max_j ||v_j|| + 3 d UL``
+    from upper bounds of the norms: O(m d), no second m x m product."""
     from verifier.arith.backend import get_backend
-    from verifier.arith.float_bounds import ball_matmul, check_ieee
+    from verifier.arith.float_bounds import UL, U, check_ieee, check_range, gamma, rowsum_up, up_scale
 
     b = get_backend("numpy" if backend is None else backend)
     check_ieee(b)
     V = np.asarray(V, dtype=np.float64)
-    C, E = (np.tril(np.asarray(A)) for A in ball_matmul(b, V, None, V.T, None))
+    check_range(b, V)
+    m, d = V.shape
+    C = np.tril(np.asarray(b.matmul(V, V.T)))
     G = C + C.T
     G[np.diag_indices_from(G)] *= 0.5  # the diagonal was doubled: halving is exact
-    return G, np.maximum(E.max(axis=1), E.max(axis=0))  # row i of the mirror: E[i, :i+1] and E[i:, i]
+    squares = rowsum_up(b, up_scale(b, V * V, 1 / (1 - U), UL / (1 - U)))  # >= ||v_i||^2 (each square rounded)
+    norms = up_scale(b, np.sqrt(squares), 1 / (1 - U))  # fl(sqrt(x)) >= sqrt(x) (1 - u)
+    top = float(np.max(norms)) if m else 0.0
+    e = up_scale(b, norms * top, gamma(d) / (1 - U), 3 * d * UL + UL)  # the product norms * top rounded too
+    return G, e
 
 
 def gram_certified(G: np.ndarray, e: np.ndarray, idx: np.ndarray, backend=None) -> np.ndarray:
     """For a ball of V V^T (:func:`gram_ball`) and subsets idx (B, k): True
     where the rows V_S are proved independent (a one-sided test: False means
-    "not proved here").  ``lambda_min(V_S V_S^T) >= c - delta - eps`` with
-    ``eps = k max_{i in S} e_i >= ||V_S V_S^T - G_SS||_2`` (a row sum of k
-    entries each at most e_i) and ``delta`` the Cholesky defect of
-    ``fl(G_SS - c I)``: c > delta + eps proves it."""
-    from verifier.arith.backend import get_backend
-    from verifier.arith.float_bounds import add_up, gamma, up_scale
-    from verifier.arith.robustness_screen import _cholesky_defect
+    "not proved here"): ``G_SS`` gathered from the ONE Gram matrix, and
+    ``lambda_min(V_S V_S^T) >= c - delta - eps > 0`` proved in cache-sized
+    batches (:func:`verifier.arith.gram_blocks.subsets_certified`)."""
+    from verifier.arith.gram_blocks import subsets_certified
 
-    b = get_backend("numpy" if backend is None else backend)
-    B, k = idx.shape
-    if B == 0 or k == 0:
-        return np.ones(B, dtype=bool)
-    m = G.shape[0]
-    Gs = np.take(G.reshape(-1), idx[:, :, None] * m + idx[:, None, :])  # G_SS per subset (faster than G[i, j])
-    eps = up_scale(b, e[idx].max(axis=1), k)
-    big = np.abs(np.diagonal(G)[idx]).max(axis=1)
-    c = 2 * eps + 4 * float(gamma(k)) * k * big  # above the expected delta + eps; below lambda_min when well posed
-    with np.errstate(all="ignore"):
-        delta = _cholesky_defect(b, Gs, c, overwrite=True)  # Gs: gathered for this call only
-        sub = add_up(b, delta, eps)
-        return np.isfinite(sub) & (c > sub) & np.isfinite(c)
+    return subsets_certified(G, e, idx, backend)
 
 
 class SubsetIndependence:
@@ -252,6 +245,27 @@ class SubsetIndependence:
             ok[b] = True
         return ok, None, B
 
+    def gram(self):
+        """The ball (G, e) of the Gram matrix of the rows scaled by powers of
+        two (:func:`verifier.arith.gram_blocks.row_scaled`: the same
+        independences), formed once; None where the Gram route does not
+        apply (exact rationals, a torch backend, more than GRAM_ROWS rows,
+        entries beyond the float bounds' range)."""
+        from verifier.arith.backend import get_backend
+        from verifier.arith.float_bounds import FloatRangeError
+        from verifier.arith.gram_blocks import row_scaled
+
+        if self._gram is None:
+            b = get_backend("auto" if self.backend is None else self.backend)
+            if not self.float_exact or b.is_torch or self.m > GRAM_ROWS:
+                self._gram = False
+            else:
+                try:
+                    self._gram = gram_ball(row_scaled(self.V), b)
+                except FloatRangeError:
+                    self._gram = False
+        return self._gram or None
+
     def _float_certified(self, idx: np.ndarray) -> np.ndarray:
         """Subsets proved independent by a float certificate: the Gram route
         (:func:`gram_certified`), then the inverse route on V_S G for the
@@ -266,14 +280,10 @@ class SubsetIndependence:
             return ok
         b = get_backend("auto" if self.backend is None else self.backend)
         step = max(1, CHUNK_ELEMS // (k * k))
-        if not b.is_torch and self.m <= GRAM_ROWS:
-            try:
-                if self._gram is None:
-                    self._gram = gram_ball(self.V, b)
-                for s in range(0, idx.shape[0], step):
-                    ok[s:s + step] = gram_certified(*self._gram, idx[s:s + step], b)
-            except FloatRangeError:
-                pass
+        gram = self.gram()
+        if gram is not None:
+            for s in range(0, idx.shape[0], step):
+                ok[s:s + step] = gram_certified(*gram, idx[s:s + step], b)
         todo = np.flatnonzero(~ok)
         if todo.size == 0:
             return ok

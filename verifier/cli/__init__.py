@@ -181,6 +181,9 @@ def _parser() -> argparse.ArgumentParser:
                             epilog=f"{epilog}\n\n{_statement_defaults()}")
         sp.add_argument("id", help="statement id (see: mha-verify list)")
         _instance_options(sp)
+        sp.add_argument("--certificate", metavar="FILE.json", help="write the certified verdict as a certificate "
+                        "file, re-checkable by python verifier/recheck.py FILE.json (theorem1, appendixC, step2, "
+                        "proposition1, proposition2, proposition5; docs/CERTIFICATES.md)")
     rp = sub.add_parser("report", help="run every checker and write the report", epilog=(
         "exit codes: 0 every verdict verified or as declared (the papers' known findings), 1 a new refutation or a "
         "negative control not rejected (--strict: any refutation), 3 a declared finding no longer reproduces, "
@@ -243,6 +246,10 @@ def _cmd_check(args, out: Output, audit: bool) -> int:
     given = args.weights is not None or args.hf_model is not None or args.layer is not None or args.tol is not None
     if args.exact_input and args.data is None and not given:
         raise InvalidInstance("--exact-input reads --data; generated instances are exact already")
+    if args.certificate is not None:
+        from verifier.cli.certificates import certificate_target
+
+        certificate_target(args.id, args.certificate)
     options = {"save_weights": args.save_weights} if args.save_weights else {}
     if given:  # a statement about given weights (verifier/cli/given.py)
         from verifier.cli.given import given_inputs
@@ -264,6 +271,10 @@ def _cmd_check(args, out: Output, audit: bool) -> int:
         warnings.simplefilter("always")
         ev = run_check(st.id, inst, prec=args.prec, seed=args.seed or 0, **options)
     warned = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+    if args.certificate is not None:
+        from verifier.cli.certificates import write_certificate
+
+        write_certificate(st.id, inst, ev, args.certificate, seed=args.seed or 0)
     return out.evidence(ev, audit=audit, warned=warned, declared=_declared_finding(ev, inst))
 
 

@@ -37,8 +37,11 @@ def training_device(device=None) -> torch.device:
 
 #: torch's intra-op threads while a job trains on the CPU: a parallel reduction sums in chunks
 #: that depend on the thread count, so the count is part of the computation, the same on every
-#: machine (the CPU kernels are pinned in verifier/__init__.py); benchmarks may ask for others
-CPU_TRAINING_THREADS = 2
+#: machine (the CPU kernels are pinned in verifier/__init__.py); benchmarks may ask for others.
+#: One thread: no split of a reduction at all (nothing depends on scheduling or on MKL's choice of
+#: threads), and a job's small products gain little from a second thread on a shared 2-core
+#: machine, where two jobs run side by side instead (the campaign's two processes)
+CPU_TRAINING_THREADS = 1
 
 
 @contextmanager

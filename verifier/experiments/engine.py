@@ -62,17 +62,9 @@ class Dataset:
     contexts: np.ndarray
     labels: np.ndarray
 
-    @property
-    def T(self) -> int:
-        return int(self.queries.shape[0])
-
-    @property
-    def n(self) -> int:
-        return int(self.contexts.shape[-2])
-
-    @property
-    def shared(self) -> bool:
-        return self.contexts.ndim == 2
+    T = property(lambda self: int(self.queries.shape[0]))
+    n = property(lambda self: int(self.contexts.shape[-2]))
+    shared = property(lambda self: self.contexts.ndim == 2)
 
 
 @dataclass(frozen=True)
@@ -222,6 +214,7 @@ class Job:
         for m in range(self.M):
             self._reshuffle(m)
         self.ptr = torch.zeros(self.M, dtype=torch.long, device=device)
+        self._batch = None  # full batch (every run's T <= batch): its inputs, the same at every step
         self.lr_scale = torch.ones(self.M, device=device)  # the plateau schedule's decays
 
     def keep(self, idx: list[int]) -> None:
@@ -233,6 +226,7 @@ class Job:
         self.m1, self.m2 = [a[ix] for a in self.m1], [b[ix] for b in self.m2]
         for k in ("ds", "T", "total", "perm", "ptr", "lr_scale"):
             setattr(self, k, getattr(self, k)[ix])
+        self._batch = None
         self.runs, self.gens, self.M = [self.runs[i] for i in idx], [self.gens[i] for i in idx], len(idx)
 
     def _reshuffle(self, m: int) -> None:
@@ -242,11 +236,17 @@ class Job:
     def step(self, step: int, active) -> None:
         """Training step ``step`` (1-based) of every run; runs not ``active`` get lr 0."""
         M, B, T, ds = self.M, self.B, self.T, self.ds
-        idx = self.ptr[:, None] + torch.arange(B, device=self.device)[None, :]
-        valid = (idx < T[:, None]).float()
-        ex = self.perm.gather(1, idx.clamp(max=self.Tm - 1))
-        ctx = self.C[ds] if self.C.dim() == 3 else self.C[ds[:, None], ex]
-        per = _per_example_loss(self.model(self.Xq[ds[:, None], ex], ctx), self.Y[ds[:, None], ex], self.task)
+        batch = self._batch
+        if batch is None:
+            idx = self.ptr[:, None] + torch.arange(B, device=self.device)[None, :]
+            valid = (idx < T[:, None]).float()
+            ex = self.perm.gather(1, idx.clamp(max=self.Tm - 1))
+            ctx = self.C[ds] if self.C.dim() == 3 else self.C[ds[:, None], ex]
+            batch = (self.Xq[ds[:, None], ex], ctx, self.Y[ds[:, None], ex], valid)
+            if int(self.Tm) <= B:  # the whole set in a fixed order at every step: gathered once
+                self._batch = batch
+        xq, ctx, y, valid = batch
+        per = _per_example_loss(self.model(xq, ctx), y, self.task)
         loss = ((per * valid).sum(1) / valid.sum(1)).sum()
         for p in self.params:
             p.grad = None
@@ -260,9 +260,12 @@ class Job:
             lr = self.recipe.lr * min(1.0, 0.01 + 0.99 * (step - 1) / w) * self.lr_scale * active
         b1t, b2t = 1 - BETAS[0] ** step, 1 - BETAS[1] ** step
         with torch.no_grad():  # Adam; a stopped run has lr 0 (its moments no longer matter)
+            grads = [p.grad for p in self.params]  # moments: one foreach call each (the same arithmetic)
+            torch._foreach_mul_(self.m1, BETAS[0])
+            torch._foreach_add_(self.m1, grads, alpha=1 - BETAS[0])
+            torch._foreach_mul_(self.m2, BETAS[1])
+            torch._foreach_addcmul_(self.m2, grads, grads, value=1 - BETAS[1])
             for p, a, b in zip(self.params, self.m1, self.m2):
-                a.mul_(BETAS[0]).add_(p.grad, alpha=1 - BETAS[0])
-                b.mul_(BETAS[1]).addcmul_(p.grad, p.grad, value=1 - BETAS[1])
                 step_size = (lr / b1t).view((M,) + (1,) * (p.dim() - 1))
                 p.sub_(step_size * a / (b.div(b2t).sqrt_().add_(ADAM_EPS)))
             self.ptr += B

@@ -7,11 +7,14 @@ power check stated before the run: the condition under which the stand-in
 could have come out either way (e.g. at least d queries to read a Kruskal
 rank up to d).  A part's verdict:
 
-* ``yes`` when it holds (a positive reading stands, powered or not);
+* ``yes`` when it holds and its power check for a hold passed (``powered_yes``:
+  a certificate, or sampled evidence that bounds the failing share below
+  :data:`~verifier.experiments.power.SUBSET_MARGIN`; power both ways,
+  :mod:`verifier.experiments.power`);
 * ``no`` when it fails and its power check passed;
-* ``inconclusive`` when it fails and its power check did not pass: the
-  stand-in could not have shown the paper's behaviour, and ``decides`` says
-  what would.
+* ``inconclusive`` otherwise: the stand-in could not have shown the paper's
+  behaviour (or its reading was not sampled enough to stand), and
+  ``decides`` says what would.
 
 The table's status applies the criterion's rule to the parts; an
 inconclusive part is read both ways, and when the two readings give
@@ -34,13 +37,35 @@ from verifier.experiments.power import Power
 __all__ = ["part", "part_verdict", "table_status", "parts_power"]
 
 
-def part(result: bool, powered: bool, power_detail: str, decides: str = "") -> dict:
-    """One part: its reading on our data, whether its power check passed (and why)."""
-    return {"result": bool(result), "powered": bool(powered), "power_detail": power_detail, "decides": decides}
+def part(result: bool, powered: bool, power_detail: str, decides: str = "", *, powered_yes: bool = True,
+         yes_detail: str = "") -> dict:
+    """One part: its reading on our data, whether its power check passed for a failure
+    (``powered``) and for a hold (``powered_yes``), and why."""
+    return {"result": bool(result), "powered": bool(powered), "power_detail": power_detail, "decides": decides,
+            "powered_yes": bool(powered_yes), "yes_detail": yes_detail}
+
+
+def sampled_power(readings: list[dict]) -> tuple[bool, str]:
+    """The power for a hold read on sampled subsets (each reading a stored ``kruskal_at_precision``
+    result: ``sampled``, ``exhaustive``): every one bounds the failing share below
+    :data:`~verifier.experiments.power.SUBSET_MARGIN` (power.sampled_part)."""
+    from verifier.experiments.power import SUBSET_MARGIN, sampled_part
+
+    parts = [sampled_part(True, int(r.get("sampled", 0)), exhaustive=bool(r.get("exhaustive"))) for r in readings]
+    ok = bool(parts) and all(q["decision"] == "holds" for q in parts)
+    worst = max((q["failing_share_bound"] for q in parts), default=1.0)
+    return ok, (f"a hold read on {min((int(r.get('sampled', 0)) for r in readings), default=0)} sampled subsets "
+                f"bounds the failing share by {worst:.3g} at 97.5 % (need <= {SUBSET_MARGIN})")
 
 
 def part_verdict(p: dict) -> str:
-    return "yes" if p["result"] else "no" if p["powered"] else "inconclusive"
+    if p["result"]:
+        return "yes" if p.get("powered_yes", True) else "inconclusive"
+    return "no" if p["powered"] else "inconclusive"
+
+
+def _power_detail(p: dict) -> str:
+    return p.get("yes_detail") or p["power_detail"] if p["result"] else p["power_detail"]
 
 
 def table_status(parts: dict, rule: Callable[[dict], str]) -> tuple[str, str]:
@@ -52,7 +77,7 @@ def table_status(parts: dict, rule: Callable[[dict], str]) -> tuple[str, str]:
     for values in itertools.product((True, False), repeat=len(open_)):
         reading = {k: v == "yes" for k, v in verdicts.items()} | dict(zip(open_, values))
         outcomes.add(rule(reading))
-    why = "; ".join(f"{k}: {verdicts[k]}" + (f" [power: {parts[k]['power_detail']}]"
+    why = "; ".join(f"{k}: {verdicts[k]}" + (f" [power: {_power_detail(parts[k])}]"
                                              if verdicts[k] == "inconclusive" else "") for k in parts)
     if len(outcomes) == 1:
         return outcomes.pop(), why
@@ -72,8 +97,8 @@ def parts_power(stated: str, parts_of: Callable[[dict], dict], rule: Callable[[d
         except (KeyError, TypeError):
             return {"outcome": "not measured",
                     "checks": [{"check": "parts", "outcome": "not measured", "detail": "not stored"}]}
-        checks = [{"check": k, "outcome": "passed" if p["powered"] else "failed", "detail": p["power_detail"]}
-                  for k, p in parts.items()]
+        checks = [{"check": k, "outcome": "failed" if part_verdict(p) == "inconclusive" else "passed",
+                   "detail": _power_detail(p)} for k, p in parts.items()]
         status, _ = table_status(parts, rule)
         return {"outcome": "failed" if status == "inconclusive" else "passed", "checks": checks}
 

@@ -35,6 +35,9 @@ from verifier.statements.registry import get_construction
 
 _CACHE: dict = {}
 CACHES.append(_CACHE)
+#: panel name -> the merged stored runs of the campaign (verifier/experiments/campaign.py sets it
+#: while it records an experiment from its stored batches); empty: experiments train their sweeps
+STORED: dict = {}
 
 
 def constructive_count(ds, *, H: int, d_h: int, seed: int, limit: int) -> dict:
@@ -106,4 +109,31 @@ def run_sweep(cfg: Sweep, *, seed: int = 0, device=None) -> dict:
                        "per_step_cpu": panel.cpu_seconds_per_step,
                        "construction": sum(c.get("seconds", 0.0) for c in cons)}}
     _CACHE[key] = out
+    return out
+
+
+def sweep_of(panel: str, scale: str, seed: int, *, device=None) -> dict:
+    """Panel ``panel`` of :data:`~verifier.experiments.scales.SWEEPS` at ``scale``: the campaign's
+    merged stored batches when :data:`STORED` holds them, else trained now (:func:`run_sweep`)."""
+    from verifier.experiments.scales import SWEEPS
+
+    if panel in STORED:
+        return STORED[panel]
+    return run_sweep(SWEEPS[scale][panel], seed=seed, device=device)
+
+
+def merge(batches: list[dict]) -> dict:
+    """One sweep's output from the outputs of its seed batches (the same grid): runs concatenated
+    and ordered by seed, curves recomputed, the constructions of the first batch, costs summed."""
+    first = batches[0]
+    rows = sorted((r for b in batches for r in b["runs"]), key=lambda r: (r["seed"], r["T"], r[first["key"]]))
+    value = "accuracy" if first["task"] == "classification" else "mse"
+    out = dict(first)
+    out.update(seeds=sorted({s for b in batches for s in b["seeds"]}), runs=rows,
+               curves=curves(rows, first["key"], value),
+               count_curves=curves(rows, first["key"], "memorized") if first["task"] == "classification" else None,
+               replicas=sum(b["replicas"] for b in batches), global_steps=sum(b["global_steps"] for b in batches),
+               run_steps=sum(b["run_steps"] for b in batches),
+               seconds={k: sum(b["seconds"].get(k, 0.0) for b in batches) for k in first["seconds"]},
+               batches=len(batches))
     return out

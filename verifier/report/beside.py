@@ -102,8 +102,10 @@ def standins_markdown(rows: dict) -> list[str]:
                                                f"`{eid}` at the cpu scale) {t}" for t in MEASURED_SEPARATELY[eid]]:
             out.append(f"- `{eid}`: {sentence}")
         for name, p in (m.get("parts") or {}).items():
+            yes = p.get("result", False) and "powered_yes" in p
             out.append(f"- `{eid}` part {name}: **{p['verdict']}** (power check "
-                       f"{'passed' if p['powered'] else 'failed'}: {p['power_detail']}"
+                       f"{'passed' if (p['powered_yes'] if yes else p['powered']) else 'failed'}: "
+                       f"{(p.get('yes_detail') or p['power_detail']) if yes else p['power_detail']}"
                        + (f"; would decide it: {p['decides']}" if p["verdict"] == "inconclusive" and p["decides"]
                           else "") + ")")
     return out
@@ -131,10 +133,14 @@ def ours(eid: str, m: dict) -> str:
                 f"T={T}: {t.get('rise_up_to_n', 0):+.3f} / {t.get('gain_beyond_n', 0):+.3f}"
                 for T, t in _byT(m["tests"]))
         if eid == "fig3":
+            from verifier.experiments.saturation import fig3_parts, fig3_per_H
+
+            parts = fig3_parts(m)
             return "; ".join(f"H={H}: T={max(e['T_memorized_by_every_seed'], default='-')} of grid top "
-                             f"{max(e['T_grid'])}" + (f", (i) {e['trained']['examples_mostly_saturated']:.0%}, (ii) "
-                                                      f"{e['trained']['examples_with_unsaturated_head']:.0%}"
-                                                      if "trained" in e else "") for H, e in m["per_H"].items())
+                             f"{max(e['T_grid'])}, {e['seeds']} seeds"
+                             + (f", (i) {parts[f'H={H}: (i)']['estimate']:.0%}, (ii) "
+                                f"{parts[f'H={H}: (ii)']['estimate']:.0%}" if f"H={H}: (i)" in parts else "")
+                             for H, e in fig3_per_H(m).items())
         if eid == "fig4":
             a = ", ".join(f"T={T}: {_fmt(f and f['r2'])}" for T, f in _byT(m["part_a"]["fits"]))
             b = ", ".join(f"T={T}: {_fmt(f and f['r2'])}" for T, f in _byT(m["part_b"]["fits_random"]))
@@ -206,16 +212,21 @@ def to_html(lines: list[str], img=lambda name: "") -> str:
     return "\n".join(out)
 
 
-def _grid(eid: str, cells: dict) -> list[str]:
+def _grid(eid: str, cells: dict, powered: bool = True) -> list[str]:
+    """The cells beside the paper's; pass/FAIL only for a run whose power check passed (issue 35)."""
     keys = sorted({a for row in cells.values() for a in row})
-    out = ["", f"**{eid}: ours (paper)**", "", "| tokens | " + " | ".join(keys) + " |",
-           "|---|" + "---|" * len(keys)]
+    out = ["", f"**{eid}: ours (paper)**", ""]
+    if not powered:
+        out += ["The run failed its own power check (see its status): the cells are shown beside the paper's "
+                "without a pass/fail mark.", ""]
+    out += ["| tokens | " + " | ".join(keys) + " |", "|---|" + "---|" * len(keys)]
     paper = PAPER_CELLS.get(eid, {})
     for name, row in cells.items():
         def cell(a):
             mine = row.get(a, {}).get("status", "-")
             theirs = paper.get((name, a))
-            mark = "" if theirs is None else (" (paper: " + theirs + (", pass" if theirs == mine else ", FAIL") + ")")
+            verdict = (", pass" if theirs == mine else ", FAIL") if powered else ""
+            mark = "" if theirs is None else (" (paper: " + theirs + verdict + ")")
             return mine + mark
         out.append(f"| {name} | " + " | ".join(cell(a) for a in keys) + " |")
     return out
@@ -232,5 +243,5 @@ def beside_markdown(rows: dict) -> list[str]:
     for eid in ("table1", "table3"):
         cells = rows.get(eid, {}).get("measured", {}).get("cells")
         if cells:
-            out += _grid(eid, cells)
+            out += _grid(eid, cells, powered=(rows[eid].get("power") or {}).get("outcome") in ("passed", None))
     return out + standins_markdown(rows)

@@ -165,7 +165,7 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     _phase(phases, "papers", bar)
     bar = Progress("paper's scale", len(report_scale.named_instances(mode)) if statements is None else 0,
                    unit="named instances", quiet=quiet)
-    named = report_scale.run_named(mode if statements is None else "quick", seed=seed, progress=bar)
+    named = report_scale.run_named(mode if statements is None else "quick", seed=seed, progress=bar, out=out)
     _phase(phases, "paper's scale", bar)
     bar = Progress("given weights", 1, unit="section", quiet=quiet)
     given = report_given.run_section(mode if statements is None else "quick", seed=seed)

@@ -62,6 +62,19 @@ def run_experiments(out, *, mode: str, seed: int, progress=None, only=None, exec
     for eid, exp in exps.items():
         if only is not None and eid not in only:
             continue
+        stored = campaign_entry(out, eid, scale=scale, seed=seed) if mode == "default" else None
+        if stored is None and mode == "default" and eid in CAMPAIGN_IDS:
+            stored = _rederivable(previous_entry(out, eid, scale=scale, seed=seed)) or _not_stored(eid, exp)
+        if stored is not None:  # the default report never retrains: the stored campaign's runs (issue 35)
+            kept_rows[eid], kept_pngs, carried[eid] = stored
+            if kept_rows[eid]["status"] != "skipped":  # today's rules, stated as today's claim and criterion
+                again = catalogue.rederive(kept_rows[eid])
+                kept_rows[eid].update(status=again.status, why=again.why, power=_plain(again.power), kind=exp.kind,
+                                      claim=exp.claim, criterion=exp.criterion)
+            pngs.update(kept_pngs)
+            if progress:
+                progress.step(eid)
+            continue
         if catalogue.missing_packages(exp) and (kept := previous_entry(out, eid, scale=scale, seed=seed)):
             kept_rows[eid], kept_pngs, carried[eid] = kept
             again = catalogue.rederive(kept_rows[eid])  # a kept result follows today's status rules
@@ -153,6 +166,63 @@ def experiment_unit(eid: str, *, scale: str, seed: int) -> dict:
 #: where a report without the experiments extra finds the results it keeps: the output folder's own
 #: results.json, else the repository's committed report
 COMMITTED = Path(__file__).resolve().parents[2] / "reports"
+#: the stored campaign (verifier/experiments/campaign.py, benchmarks/run_experiments.py --campaign):
+#: the default report reads these records and never retrains the experiments they cover
+CAMPAIGN = COMMITTED / "experiments" / "campaign"
+CAMPAIGN_IDS = ("fig2a", "fig2b", "fig2c", "fig4", "fig5", "fig3", "table1", "fig1", "table3")
+
+
+def campaign_entry(out, eid: str, *, scale: str, seed: int, folder: Path | None = None):
+    """``(entry, pngs, source)`` of ``eid`` from the stored campaign's record
+    (``<folder>/<eid>_<scale>.json`` and its figures), with the provenance it stored; None when
+    absent.  Its figures are copied into ``out/figures``."""
+    folder = Path(folder or CAMPAIGN)
+    try:
+        rec = json.loads((folder / f"{eid}_{scale}.json").read_text())
+        pngs = {f["name"]: (folder / f"{eid}_{scale}_{f['name']}.png").read_bytes() for f in rec["figures"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if rec.get("seed") != seed:
+        return None
+    exp = catalogue.load_all()[eid]
+    figdir = Path(out) / "figures"
+    figdir.mkdir(parents=True, exist_ok=True)
+    figs = []
+    for f in rec["figures"]:
+        name = f"experiment_{f['name']}"
+        (figdir / f"{name}.png").write_bytes(pngs[f["name"]])
+        figs.append({"name": name, "title": f["title"], "caption": f["caption"], "file": f"figures/{name}.png"})
+    entry = {"id": eid, "claim": exp.claim, "criterion": exp.criterion, "status": rec["status"], "why": rec["why"],
+             "scale": rec["scale"], "seed": rec["seed"], "requires": list(exp.requires), "module": exp.module,
+             "measured": rec["measured"], "figures": figs, "kind": exp.kind, "power": rec.get("power", {}),
+             "provenance": "not retrained by this report: read from " + (
+                 rec.get("provenance") or f"the stored record reports/experiments/campaign/{eid}_{scale}.json")}
+    return entry, {f"experiment_{k}": base64.b64encode(v).decode("ascii") for k, v in pngs.items()}, str(folder)
+
+
+def _rederivable(kept):
+    """An earlier report's entry whose stored numbers today's rules can read (else None)."""
+    if kept is None:
+        return None
+    try:
+        catalogue.rederive(kept[0])
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+    prefix = "not retrained by this report and not from the stored campaign: "
+    old = kept[0].get("provenance", "an earlier report")
+    kept[0]["provenance"] = old if old.startswith(prefix) else prefix + old
+    return kept
+
+
+def _not_stored(eid: str, exp):
+    """A campaign experiment with no stored run: never retrained by the default report."""
+    return ({"id": eid, "claim": exp.claim, "criterion": exp.criterion, "status": "skipped",
+             "why": "not in the stored campaign: `python benchmarks/run_experiments.py --campaign` (sweeps, fig3) or "
+                    f"`--scale cpu --only {eid} --out reports/experiments/campaign` computes it; the default report "
+                    "does not retrain", "scale": "cpu", "seed": 0, "requires": list(exp.requires),
+             "module": exp.module, "measured": {}, "figures": [], "kind": exp.kind,
+             "power": {"stated": exp.power.stated if exp.power else "", "outcome": "not run", "checks": []}}, {},
+            "none")
 
 
 def provenance(requires) -> str:
@@ -220,6 +290,16 @@ def _power(r) -> str:
     return f"{p.get('stated', '')} Outcome: {p.get('outcome', '')}" + (f" ({checks})" if checks else "") + "."
 
 
+def _source(section) -> str:
+    """Where the section's runs come from, said once."""
+    if section.get("scale") != "cpu":
+        return ""
+    return ("This report did not retrain them: it reads the stored campaign's runs (reports/experiments/campaign: "
+            "seeds in batches until decided, verifier/experiments/campaign.py) and re-derives each status with "
+            "today's rules; `python benchmarks/run_experiments.py --campaign` extends the campaign and "
+            "`--compare DIR` shows a retrained campaign beside it. ")
+
+
 def _counts(section) -> str:
     st = [r["status"] for r in _reproductions(section).values()]
     return ", ".join(f"{st.count(k)} {k}" for k in COLOURS if k in st) or "none registered"
@@ -230,7 +310,7 @@ def markdown_section(section: dict) -> str:
     out = ["", "## Experiments", "",
            f"The paper's empirical claims, each with its criterion stated in code before the run; scale "
            f"`{section['scale']}` (`mha-verify report --thorough` for longer runs; the `paper` scale is for a GPU). "
-           f"Statuses: {_counts(section)}.", "",
+           f"{_source(section)}Statuses: {_counts(section)}.", "",
            "| id | status | why |", "|---|---|---|"]
     for eid, r in rows.items():
         why = r["why"].replace("|", "\\|")
@@ -258,7 +338,7 @@ def html_section(section: dict) -> str:
     parts = ['<h2 id="experiments">Experiments</h2>',
              f"<p>The paper's empirical claims, each with its criterion stated in code before the run; scale "
              f"<code>{e(section['scale'])}</code> (<code>mha-verify report --thorough</code> for longer runs; the "
-             f"<code>paper</code> scale is for a GPU). Statuses: {e(_counts(section))}.</p>",
+             f"<code>paper</code> scale is for a GPU). {e(_source(section))}Statuses: {e(_counts(section))}.</p>",
              "<table><tr><th>id</th><th>status</th><th>why</th></tr>"]
     for eid, r in rows.items():
         parts.append(f'<tr><td><a href="#experiment-{e(eid)}"><code>{e(eid)}</code></a></td><td>{_badge(r["status"])}'

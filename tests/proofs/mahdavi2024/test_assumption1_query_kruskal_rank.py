@@ -216,3 +216,74 @@ def assert_witness_point(inst, rows, coefficients):
         U = sum(ci * half_gaps(Q[i, j])[0] if ci > 0 else -ci * half_gaps(Q[i, j])[1] for i, ci in enumerate(c))
         L = -sum(ci * half_gaps(Q[i, j])[1] if ci > 0 else -ci * half_gaps(Q[i, j])[0] for i, ci in enumerate(c))
         assert t == 0 or L < t < U
+
+
+# ------------------------------------------- T <= d: every subset certified (issue 38)
+
+def test_t_at_most_d_is_certified_without_a_sample():
+    """T <= d and too many n-subsets to exhaust: ONE rank certificate of the
+    T x d queries proves all T independent, so every n-subset is: verified,
+    certified, nothing sampled (the ViT setting, T = 757 <= d = 768, in
+    small).  Truth: the exact rank over Q."""
+    inst = make_instance(H=6, n=8, d=48, d_h=8, seed=1)  # T = 43 <= d = 48, C(43, 8) > 20000
+    ev = check_assumption1(inst)
+    assert ev.verdict == "verified" and ev.certified and ev.exit_code == 0
+    assert exact_rank(np.array(inst.queries)) == inst.T
+    (cert,) = [c for c in ev.certificates if c["kind"] == "all vectors independent"]
+    assert cert["subsets"] == ev.measured["subsets"] and cert["residual_norm_upper"] < 1
+    assert ev.measured["sampled_independent"] == "0/0" and ev.measured["kruskal_lower"] == inst.T
+    assert "none sampled" in ev.reason and "rank of all 43 queries certified" in ev.method
+    hyp = ev.to_dict(with_trail=True)["trail"]
+    assert any("every subset independent" in s["title"] for s in hyp)
+
+
+def test_t_at_most_d_with_dependent_queries_is_never_certified():
+    """All T queries dependent (one is the sum of two others, exactly on a
+    dyadic grid), every n-subset still tested: the whole-set certificate
+    cannot hold; the dependent triple is found (refuted, n = 3) or the
+    verdict stays evidence -- never verified."""
+    inst = make_instance(H=6, n=3, d=48, d_h=3, seed=2)  # T = 13
+    q = np.round(np.array(inst.queries) * 1024) / 1024
+    q[7] = q[2] + q[4]
+    ev = check_assumption1(inst.replace(queries=q), exhaustive_limit=10)
+    assert ev.verdict == "refuted" and _witness(ev)["subset"] == [2, 4, 7]
+    q = np.round(np.array(inst.queries) * 1024) / 1024
+    q[12] = q[:12].sum(axis=0)  # dependent as a whole, every 3-subset independent
+    data = inst.replace(queries=q)
+    ev = check_assumption1(data, exhaustive_limit=10, samples=50)
+    assert ev.verdict == "inconclusive" and not any(c["kind"] == "all vectors independent" for c in ev.certificates)
+    assert oracle(q, 3) and exact_rank(q) == 12
+
+
+def test_t_at_most_d_exact_rationals_are_certified_in_balls():
+    """Exact rationals that are no floats (k/3: what a JSON decimal or a long
+    double reads to): the whole-set certificate encloses them in float balls;
+    a planted exact dependency among them is never certified.  int64 queries
+    near 2^60 (float64 balls around them would be 512 wide in the first
+    column, wider than the spread of its values): a 30 x 30 minor goes
+    through arb balls of the exact integers, and certifies."""
+    from flint import fmpq
+
+    from verifier.arith.kruskal import kruskal_rank_at_least
+
+    rng = np.random.default_rng(3)
+    T, d = 30, 40
+    ints = rng.integers(-1000, 1000, (T, d))
+    Q = np.array([[fmpq(int(x), 3) for x in row] for row in ints], dtype=object)
+    res = kruskal_rank_at_least(Q, 5, exhaustive_limit=10, samples=20)
+    assert res.rank_certificate is not None and res.lower == T and res.sampled == 0
+    assert exact_rank(ints.astype(float)) == T
+    Q[5] = [Q[1][j] + Q[2][j] - Q[3][j] for j in range(d)]  # exact; the float64 copies are not dependent
+    res = kruskal_rank_at_least(Q, 5, exhaustive_limit=10, samples=20)
+    assert res.rank_certificate is None and res.lower < T
+    q = ints.astype(np.int64)
+    q[:, 0] += 2**60
+    for dependent in (False, True):
+        if dependent:
+            q[5] = q[1] + q[2] - q[3]
+        data = from_arrays(rng.standard_normal((T, 3, d)), q, H=2, reading="dtype")
+        ev = check_assumption1(data, exhaustive_limit=10, samples=50)
+        whole = any(c["kind"] == "all vectors independent" for c in ev.certificates)
+        assert whole == (not dependent)  # 30 x 30: the arb path, on the rationals themselves
+        assert not whole or exact_rank(data.exact_array("queries")) == T
+        assert ev.verdict != "verified" or not dependent

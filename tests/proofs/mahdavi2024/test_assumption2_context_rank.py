@@ -72,6 +72,33 @@ def test_large_contexts_use_ball_minors():
     assert any(c["kind"] == "ball minor" for c in ev.certificates)
 
 
+def test_many_large_contexts_go_through_one_batched_gram_certificate(monkeypatch):
+    """GRAM_FROM distinct large contexts or more: one batched Gram certificate
+    (verifier/arith/gram_blocks.py) decides them, with the same verdict as the
+    per-context ball minors (the batch switched off) and the exact ranks;
+    a rank-deficient one among them is left to the per-context path, which
+    refutes it with its exact null combination."""
+    import proofs.mahdavi2024.assumption2_context_rank as a2
+
+    inst = make_instance(H=2, n=12, d=100, d_h=2, T=a2.GRAM_FROM + 3, seed=1)  # 1200 entries > EXACT_ENTRIES
+    ev = check_assumption2(inst)
+    assert ev.verdict == "verified" and ev.certified and ev.method == "float64 verification (batched Gram)"
+    summary = next(c for c in ev.certificates if c["kind"] == "summary")
+    assert summary["gram_batched"] == summary["distinct_contexts"] == inst.T and summary["ball_minors"] == 0
+    monkeypatch.setattr(a2, "GRAM_FROM", 10**9)
+    per_context = check_assumption2(inst)
+    assert per_context.verdict == "verified" and per_context.method == "exact rationals and arb balls"
+    monkeypatch.undo()
+    E = np.round(np.array(inst.contexts) * 512) / 512
+    E[7, 4] = E[7, 0] - 2 * E[7, 3]  # exact on the grid
+    bad = from_arrays(E, inst.queries, inst.labels, H=2, d_h=2)
+    ev = check_assumption2(bad)
+    assert ev.verdict == "refuted" and ev.certified and ev.measured["rank_deficient"] == [7]
+    (cert,) = _null(ev)
+    assert cert["example"] == 7 and exact_matvec_is_zero(E[7].T, cert["coefficients"])
+    assert exact_rank(E[7]) == inst.n - 1 and all(exact_rank(E[t]) == inst.n for t in range(inst.T) if t != 7)
+
+
 def test_undecidable_context_is_inconclusive():
     """Balls cannot certify a singular context and exact rank is switched off."""
     inst = make_instance(H=1, n=3, d=5, d_h=2, degenerate="rank-deficient-context", seed=0)

@@ -105,11 +105,15 @@ def test_sampling_never_raises_the_certified_lower_bound(V, limit, seed):
             assert_witness_is_a_circuit(V, res)
     if no_samples.upper == sampled.upper:  # same upper => same levels tried
         assert sampled.lower == no_samples.lower
-    # with nothing affordable, only the zero-vector check certifies anything
+    # with nothing affordable, only the zero-vector check certifies anything -- and, when m <= d, the one rank
+    # certificate of the whole set (every subset of independent vectors is independent): then kr = m truly
     zero = kruskal_rank(V, exhaustive_limit=0, samples=500, seed=seed)
     assert zero.lower <= 1
     for k in range(2, min(V.shape) + 1):
-        assert kruskal_rank_at_least(V, k, exhaustive_limit=0, samples=200).at_least(k) is not Decision.TRUE
+        res = kruskal_rank_at_least(V, k, exhaustive_limit=0, samples=200)
+        if res.at_least(k) is Decision.TRUE:
+            assert V.shape[0] <= V.shape[1] and res.rank_certificate is not None and ref == V.shape[0]
+            assert res.sampled == 0  # nothing sampled: all subsets are certified
 
 
 def test_evidence_is_reported_as_evidence():

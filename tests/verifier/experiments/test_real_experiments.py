@@ -27,15 +27,23 @@ def layers(over=None):
     return t
 
 
-def measured1(over=None, scenes=2000, enlarged=0):
-    """Table 1's stored numbers: the cells, each layer's (n, d), the images' diversity."""
+def measured1(over=None, scenes=2000, enlarged=0, sampled=100):
+    """Table 1's stored numbers: the cells, each layer's (n, d) and sampled subsets, the images' diversity."""
     cells = layers(over)
-    return {"cells": cells, "layers": {m: {"n": 197, "d": 768} for m in cells},
+    sample = {"precision": {"sampled": sampled, "exhaustive": False}}
+    return {"cells": cells, "layers": {m: {"n": 197, "d": 768, "assumption1": sample, "assumption3": sample}
+                                       for m in cells},
             "data": {"distinct_scenes": scenes, "enlarged_crops": enlarged, "images": 2000}}
 
 
 def test_table1_criterion_reproduced_on_the_papers_table():
     assert table1_status(measured1())[0] == "reproduced"
+
+
+def test_table1_a_hold_on_too_few_sampled_subsets_is_inconclusive():
+    """Power both ways: A1 'holds' on 20 random n-subsets bounds the failing share by 17 % only."""
+    status, why = table1_status(measured1(sampled=20))
+    assert status == "inconclusive" and "bounds the failing share by 0.168" in why
 
 
 def test_table1_criterion_partial_when_general_position_holds():
@@ -67,16 +75,17 @@ def text_result(a2_trained="fails", gpt_a1="holds", kr=(300, 400), remark_T=768,
     models = {}
     for m in ("BERT random (learned pos.)", "BERT random (sinusoidal pos.)", "GPT-2 random (learned pos.)",
               "MiniLM trained (learned pos.)"):
-        models[m] = {L: {"assumption1": cell("holds"), "assumption2": cell("holds"),
+        models[m] = {L: {"assumption1": cell("holds") | {"precision": {"sampled": 100}}, "assumption2": cell("holds"),
                          "kruskal_curve": {"evidence_lower": 256, "certified_upper": 256}} for L in ("L0", "L1")}
         models[m] |= {"n": 128, "d": 768, "positions": {}}
     models["BERT random (sinusoidal pos.)"]["positions"]["row_norm_ratio"] = {"ratio": ratio}
     models["MiniLM trained (learned pos.)"] |= {"n": trained_n, "d": 384}
     models["MiniLM trained (learned pos.)"]["L0"]["assumption2"] = cell(a2_trained)
-    models["GPT-2 random (learned pos.)"]["L1"]["assumption1"] = cell(gpt_a1)
+    models["GPT-2 random (learned pos.)"]["L1"]["assumption1"] = cell(gpt_a1) | {"precision": {"sampled": 100}}
     return {"n": 128, "T": 256, "models": models, "gpt2_full_context": {"assumption2": "fails"},
             "remark1": {"n": 512, "T": remark_T, "d": 768,
-                        "kruskal_curve": {"evidence_lower": kr[0], "certified_upper": kr[1]}}}
+                        "kruskal_curve": {"evidence_lower": kr[0], "certified_upper": kr[1],
+                                          "levels": [{"k": kr[0], "sampled": 100}]}}}
 
 
 def test_table3_criterion():

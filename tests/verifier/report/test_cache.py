@@ -144,7 +144,7 @@ def test_a_well_formed_entry_whose_result_has_another_shape_is_a_mismatch(filled
         assert "another shape" in rej["reason"] or "not its unit's" in rej["reason"]
 
 
-@pytest.mark.parametrize("variable, value", [("ATEN_CPU_CAPABILITY", "default"), ("MKL_CBWR", "COMPATIBLE"),
+@pytest.mark.parametrize("variable, value", [("ATEN_CPU_CAPABILITY", "default"), ("MKL_CBWR", "AVX512"),
                                              ("MHA_VERIFY_BACKEND", "torch-cpu")])
 def test_an_entry_of_another_backend_or_kernels_is_not_served(filled, uncached, monkeypatch, variable, value):
     """Computed under another setting: its key is another (a miss); moved under this

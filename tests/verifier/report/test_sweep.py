@@ -132,8 +132,10 @@ def test_ray_training_placement_asks_for_a_gpu_when_the_cluster_has_one():
         return ex.training_placement()
 
     assert on({"CPU": 16.0, "GPU": 1.0}) == ("gpu", {"num_gpus": 1})
-    assert on({"CPU": 16.0, "GPU": 0.5}) == ("cpu", {"num_cpus": 2})
-    assert on({"CPU": 2.0}) == ("cpu", {"num_cpus": 2})
+    from verifier.experiments.devices import CPU_TRAINING_THREADS
+
+    assert on({"CPU": 16.0, "GPU": 0.5}) == ("cpu", {"num_cpus": CPU_TRAINING_THREADS})
+    assert on({"CPU": 2.0}) == ("cpu", {"num_cpus": min(2, CPU_TRAINING_THREADS)})
     assert on({"CPU": 1.0}) == ("cpu", {"num_cpus": 1})
     assert LocalExecutor().training_placement() == ("", {})
     assert LocalExecutor().map(abs, [-1, 2], resources={"num_gpus": 1}) == [1, 2]

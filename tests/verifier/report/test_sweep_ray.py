@@ -126,11 +126,12 @@ def test_real_size_profile_on_ray_equals_local(cluster):
 
 
 def test_experiments_on_ray_equal_local(cluster, tmp_path):
-    """Each experiment one Ray task (2 CPU threads asked of a cluster without a GPU): the
-    same entries and the same figure bytes as in this process."""
+    """Each experiment one Ray task (the CPU threads it trains with asked of a cluster without a
+    GPU): the same entries and the same figure bytes as in this process."""
+    from verifier.experiments.devices import CPU_TRAINING_THREADS
     from verifier.report import experiments as rexp
 
-    assert cluster.training_placement() == ("cpu", {"num_cpus": 2})
+    assert cluster.training_placement() == ("cpu", {"num_cpus": min(2, CPU_TRAINING_THREADS)})
     only = ("fig2b", "fig3")
     local = rexp.run_experiments(tmp_path / "local", mode="quick", seed=0, only=only)
     on_ray = rexp.run_experiments(tmp_path / "ray", mode="quick", seed=0, only=only, executor=cluster)
