@@ -43,7 +43,7 @@ figure{margin:1.2em 0} figure img{max-width:100%;border:1px solid #e0e0e0} figca
 .note{color:#546e7a;font-size:.88em}
 .doc{white-space:pre-wrap;font-size:.92em;margin:.3em 0 .8em 0}
 details{margin:.6em 0} summary{cursor:pointer;color:#37474f}
-nav.toc{position:sticky;top:0;z-index:10;background:#fffffff2;border-bottom:1px solid #cfd8dc;padding:.35em 0;
+nav.toc{position:sticky;top:0;z-index:10;background:#fff;border-bottom:1px solid #cfd8dc;padding:.35em 0;
 font-size:.86em;display:flex;flex-wrap:wrap;gap:.15em .25em} nav.toc a{padding:.1em .45em;border-radius:.3em;
 text-decoration:none;color:#1565c0;white-space:nowrap} nav.toc a:hover{background:#e3f2fd}
 nav.toc .group{padding:.1em 0 .1em .6em;color:#546e7a;white-space:nowrap}
@@ -68,7 +68,7 @@ def _e(x) -> str:
 
 
 def _badge(status: str) -> str:
-    from verifier.report.figures import STATUS_COLOURS
+    from verifier.report.statement_map import STATUS_COLOURS
 
     face, ink = STATUS_COLOURS.get(status, ("#ffffff", "black"))
     return f'<span class="badge" style="background:{face};color:{ink}">{html.escape(status)}</span>'

@@ -41,7 +41,7 @@ def build_sections(out, *, seed: int, statuses: dict, statements=None, progress=
     """(results entry per later paper, map PNGs base64 by name); tables computed here."""
     from matplotlib.figure import Figure
 
-    from verifier.report import figures as rf
+    from verifier.report import statement_map as rf
 
     entries, pngs = {}, {}
     (Path(out) / "figures").mkdir(parents=True, exist_ok=True)
