@@ -115,6 +115,7 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     from verifier.report import papers as report_papers  # one section per later paper (maps, tables)
     from verifier.report import real_sizes as report_real  # property-based runs at real sizes (thorough)
     from verifier.report import scale as report_scale  # Theorem 1 on named instances at the paper's scale
+    from verifier.report import summary as report_summary  # the statuses counted as the banner counts them
     from verifier.report.figures import DRAWERS
 
     if mode not in MODES:
@@ -233,7 +234,7 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     (out / "index.html").write_text(report_html.with_navigation(report_real.insert_html(page, results.get("real_sizes", {}))))
     report_errata.write_report_errata(results, out)  # ERRATA-<paper>.md and its certificates, beside REPORT.md
     (out / "run.json").write_text(json.dumps(facts, sort_keys=True, indent=1) + "\n")
-    counts = ", ".join(f"{v} {k}" for k, v in results["summary"]["status_counts"].items())
+    counts = report_summary.status_counts(results)  # "1 refuted (as declared)", as the banner says it
     if store is not None and store.rejected and not quiet:
         print(f"mha-verify report: {len(store.rejected)} cache entries did not match their units and were "
               "recomputed (run.json: cache.rejected)", file=sys.stderr)

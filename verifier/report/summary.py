@@ -48,7 +48,7 @@ def shown_statuses(results) -> dict[str, str]:
     return {sid: shown_status(r["status"], declared.get(sid)) for sid, r in results["statements"].items()}
 
 
-def _status_counts(results) -> str:
+def status_counts(results) -> str:
     """The statuses counted, a refuted count saying how many are as declared."""
     shown = shown_statuses(results)
     parts = []
@@ -63,7 +63,7 @@ def _tally(results) -> dict:
     rows = results["statements"].values()
     found = results.get("findings") or []
     return {"statements": len(results["statements"]),
-            "statuses": _status_counts(results),
+            "statuses": status_counts(results),
             "controls": sum(r.get("controls_total", 0) for r in rows),
             "rejected": sum(r.get("controls_rejected", 0) for r in rows),
             "inconclusive": sum(i["verdict"] == "inconclusive" for r in rows for i in r["instances"]),
