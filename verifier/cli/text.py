@@ -24,6 +24,8 @@ from verifier.statements.evidence import jsonable
 
 #: widest list or mapping printed inline (a text is printed whole; the JSON has everything)
 WIDE = 100
+#: keys up to this long are aligned in a column (a longer key pushes its own value right)
+KEY_WIDTH = 56
 #: rows of a list of records printed (the rest counted)
 MAX_ROWS = 8
 #: an exact rational written out longer than this is printed by its value
@@ -104,7 +106,7 @@ def table_lines(d, indent: str = "    ", depth: int = 0) -> list[str]:
     d = {k: v for k, v in d.items() if v is not None and v != "0/0"}  # nothing sampled, nothing to say
     if not d:
         return []
-    width = min(max(len(str(k)) for k in d), 48)
+    width = min(max(len(str(k)) for k in d), KEY_WIDTH)
     lines = []
     for k, v in d.items():
         rec = _records(v)
