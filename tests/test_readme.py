@@ -26,7 +26,7 @@ RAY = 0 if importlib.util.find_spec("ray") is not None else 2  # without Ray: on
 HF = 0 if importlib.util.find_spec("transformers") is not None else 2  # --hf-model without transformers: exit 2
 EXPECTED = {
     "list": 0, "list --long": 0, "list --json": 0, "list --long --markdown": 0, "check --help": 0,
-    "check theorem1 --H 3 --n 3 --d 5 --json": 0, "check theorem1 --certificate c.json": 0,
+    "check theorem1 --H 3 --n 3 --d 5 --json": 0, "check theorem1 --H 3 --n 3 --d 5": 0, "check theorem1 --certificate c.json": 0,
     "check assumption1 --data mydata.npz": 0,
     "audit theorem1 --H 3 --n 3 --d 5 --dh 3 --seed 0": 0,
     "check dana_lemma2 --N 5 --S 2 --d 4 --H 2 --T0 8": 0,

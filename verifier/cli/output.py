@@ -28,7 +28,7 @@ import json
 import os
 import sys
 
-from verifier.statements.evidence import jsonable
+from verifier.cli.text import certificate_lines, table_lines, value_text
 
 #: exit codes of the outcomes that are not a statement's verdict (a signal: 128 + its number)
 OUTCOME_CODES = {"bad-input": 2, "not-implemented": 2, "error": 4, "interrupted": 130}
@@ -72,55 +72,22 @@ def headline(ev, declared=None) -> str:
     return f"{ev.statement}: {v} ({how})"
 
 
-#: widest value printed inline in the text output (the JSON has them whole)
-WIDE = 100
-
-
-def _value(v, key: str = "") -> str:
-    """One value as a person reads it: the report's rounding (verifier.statements.display: a bound
-    rounded outward, rounding noise as its class), compact."""
-    from verifier.statements.display import stable
-
-    v = stable(jsonable(v), key)
-    text = v if isinstance(v, str) else json.dumps(v, default=str)
-    return text if len(text) <= WIDE else text[:WIDE - 3] + "..."
-
-
-def _table(d, indent: str = "    ", depth: int = 0) -> list[str]:
-    """A dict as aligned ``key  value`` lines; a nested dict one level deeper (then compact)."""
-    if not isinstance(d, dict):
-        return [indent + _value(d)]
-    if not d:
-        return []
-    d = {k: v for k, v in d.items() if v is not None and v != "0/0"}  # nothing sampled, nothing to say
-    if not d:
-        return []
-    width = min(max(len(str(k)) for k in d), 48)
-    lines = []
-    for k, v in d.items():
-        if isinstance(v, dict) and v and depth < 1:
-            lines.append(f"{indent}{k}")
-            lines += _table(v, indent + "  ", depth + 1)
-        else:
-            lines.append(f"{indent}{str(k):<{width}}  {_value(v, str(k))}")
-    return lines
-
-
 def human_text(ev, audit: bool, warned=(), declared=None) -> str:
     """The verdict as a person reads it: the headline, the claim, the measured values as a short aligned
-    table with the report's rounding, one line per hypothesis, the reason (``--json`` has everything)."""
+    table with the report's rounding (:mod:`.text`), one line per hypothesis, the reason; ``audit`` adds
+    the trail, step by step, and the certificates, each as such a table (``--json`` has everything)."""
     claim = "; ".join(f"{k} {v}" if str(v)[:1] in "<>=" or str(k).rstrip()[-1:] in "<>=" else f"{k}: {v}"
                       for k, v in ev.claimed.items()) if isinstance(ev.claimed, dict) else ev.claimed
-    lines = [headline(ev, declared), f"  claim      {_value(claim)}"]
-    measured = _table(ev.measured)
+    lines = [headline(ev, declared), f"  claim      {value_text(claim)}"]
+    measured = table_lines(ev.measured)
     if measured:
         lines += ["  measured"] + measured
     if ev.margin is not None:
-        lines.append(f"  margin     {_value(ev.margin, 'margin')}")
+        lines.append(f"  margin     {value_text(ev.margin, 'margin')}")
     if ev.hypotheses:
         lines.append("  hypotheses")
         width = max(len(h.status) for h in ev.hypotheses)
-        lines += [f"    {h.status:<{width}}  {h.name}" + (f": {_value(h.detail)}" if h.detail else "")
+        lines += [f"    {h.status:<{width}}  {h.name}" + (f": {value_text(h.detail)}" if h.detail else "")
                   for h in ev.hypotheses]
     lines.append(f"  reason     {ev.reason}")
     lines += [f"  warning    {w}" for w in warned]
@@ -129,8 +96,9 @@ def human_text(ev, audit: bool, warned=(), declared=None) -> str:
         lines += ["", "Audit trail:"]
         for i, s in enumerate(ev.trail, 1):
             lines.append(f"  {i:2d}. {s.title}" + (f"   [{s.uses}]" if s.uses else ""))
-            lines += _table(s.data, "        ")
-        lines += [f"  certificate: {_value(c)}" for c in ev.certificates]
+            lines += table_lines(s.data, "        ")
+        for c in ev.certificates:
+            lines += certificate_lines(c)
     return "\n".join(lines)
 
 

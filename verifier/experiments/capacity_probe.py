@@ -232,6 +232,7 @@ def probe_figure(rows) -> bytes:
     ax.plot(x, [r["conjecture_H(d-1)+1"] for r in rows], "m_", ms=14, mew=2, label="H(d-1)+1 (App. I.1)")
     ax.plot(x, [r["H"] * (r["n"] - 1) + 1 for r in rows], "y_", ms=14, mew=2, label="H(n-1)+1")
     ax.set_xticks(x, [f"{r['context'][:4]}\nH{r['H']} n{r['n']} d{r['d']}" for r in rows], fontsize=6.5)
+    ax.set_xlabel("setting: context (shar: shared, unif: uniform, sumc: tokens summing to a constant), H, n, d")
     ax.set_ylabel("largest certified T with rank Z = T")
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3, axis="y")

@@ -43,9 +43,9 @@ def _caps(ax, out, xs):
     if out["task"] != "classification":
         return
     cons = out["constructive"]
-    if out["context"] == "shared":
+    if out["context"] == "shared":  # a cap on rank Z, i.e. on fitting ANY labels: argmax accuracy may pass it
         ax.plot(xs, [at(x, "H") * (at(x, "n") - 1) + 1 for x in xs], color="0.6", lw=4, alpha=0.6, zorder=0,
-                label="Prop. 2 cap H(n-1)+1 (rank Z)")
+                label="Prop. 2: rank Z <= H(n-1)+1, a cap on fitting\nANY labels; trained argmax counts may exceed it")
     cx = [c[key] for c in cons]
     cy = [c["count"] for c in cons]
     ax.plot(cx, cy, "k-", lw=1.2, label="construction H(r-1)+1")
@@ -113,8 +113,9 @@ def saturation_figure(stats: list[dict], threshold: float) -> bytes:
                         label=who)
         row[0].set_xlabel(f"saturated heads per example (of H = {H})")
         row[0].set_ylabel("share of examples")
-        row[1].axvline(threshold, color="k", ls="--", lw=0.8)
+        row[1].axvline(threshold, color="k", ls="--", lw=0.8, label=f"saturated: >= {threshold:g}")
         row[1].set_xlabel("largest softmax weight per (example, head)")
+        row[1].set_ylabel("density (log scale)")
         row[1].set_yscale("log")
         for ax in row:
             ax.legend(fontsize=7)

@@ -269,6 +269,7 @@ def _margins_figure(layers: dict, scale: str) -> Figure:
         ax.axhline(1.0, color="k", ls="--", lw=1, label="rho = tau (the data's precision)")
         ax.set_yscale("log")
         ax.set_xticks(range(len(names)), [m.replace(" ", "\n", 1) for m in names], fontsize=8)
+        ax.set_xlabel("layer the tokens are read at")
         ax.set_ylabel("smallest rho found / tau")
         ax.legend(fontsize=7)
 

@@ -279,7 +279,7 @@ def _figure(res: dict, scale: str) -> Figure:
                     marker="o", ms=3, label=f"{name}, L1 (d={M['d']})")
         ax.axvline(res["n"], color="k", lw=1, label=f"n = {res['n']}")
         ax.set_xlabel("subset size k")
-        ax.set_ylabel("share of random k-subsets of queries with rho > tau")
+        ax.set_ylabel("share of random k-subsets\nof queries with rho > tau")
         ax.legend(fontsize=7)
 
     return Figure("table3_kruskal", "Table 3: query Kruskal rank on text, after one layer",

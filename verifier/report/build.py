@@ -115,6 +115,7 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     from verifier.report import papers as report_papers  # one section per later paper (maps, tables)
     from verifier.report import real_sizes as report_real  # property-based runs at real sizes (thorough)
     from verifier.report import scale as report_scale  # Theorem 1 on named instances at the paper's scale
+    from verifier.report import summary as report_summary  # the statuses counted as the banner counts them
     from verifier.report.figures import DRAWERS
 
     if mode not in MODES:
@@ -146,7 +147,7 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
             controls[sid] = run_controls(sid, seed=seed, prec=prec, progress=bar)
         _phase(phases, "negative controls", bar)
         rows = [summarise(s, runs.get(s), controls.get(s, [])) for s in ids]
-        statuses = {r["id"]: r["status"] for r in rows}
+        statuses = report_findings.shown_statuses(rows)  # the maps' colours: "refuted, as declared" where it is
         bar = Progress("figures", len(DRAWERS), unit="figures", quiet=quiet)
         figures = build_figures(out, seed=seed, statuses=statuses, progress=bar)
         _phase(phases, "figures", bar)
@@ -218,21 +219,22 @@ def write_report(*, out="reports", mode="default", seed=0, argv=(), statements=N
     facts["machine_choices"] = choices  # what float pivoting chose on this machine (results.json: not)
     facts["experiments_kept_from"] = experiments["carried_over"]  # extra absent: whose results were kept
     (out / "results.json").write_text(json.dumps(results, sort_keys=True, indent=1) + "\n")
-    (out / "REPORT.md").write_text("".join((report_errata.insert_markdown(markdown.render_markdown(results), results),
-                                            report_papers.markdown_sections(
-        results), report_experiments.markdown_section(environment.strip_volatile(experiments)),
+    (out / "REPORT.md").write_text(markdown.with_contents("".join((
+        report_errata.insert_markdown(markdown.render_markdown(results), results),
+        report_papers.markdown_sections(results),
+        report_experiments.markdown_section(environment.strip_volatile(experiments)),
         report_scale.markdown_section(environment.strip_volatile(named)),
         report_given.markdown_section(results["given_weights"]),
-        report_real.markdown_section(results.get("real_sizes", {})))))
+        report_real.markdown_section(results.get("real_sizes", {}))))))
     page = report_errata.insert_html(report_html.render_html(results, figures), results)
     page = report_papers.insert_html(page, results, paper_pngs)
     page = report_experiments.insert_html(page, environment.strip_volatile(experiments))
     page = report_scale.insert_html(page, environment.strip_volatile(named))
     page = report_given.insert_html(page, results["given_weights"])
-    (out / "index.html").write_text(report_real.insert_html(page, results.get("real_sizes", {})))
+    (out / "index.html").write_text(report_html.with_navigation(report_real.insert_html(page, results.get("real_sizes", {}))))
     report_errata.write_report_errata(results, out)  # ERRATA-<paper>.md and its certificates, beside REPORT.md
     (out / "run.json").write_text(json.dumps(facts, sort_keys=True, indent=1) + "\n")
-    counts = ", ".join(f"{v} {k}" for k, v in results["summary"]["status_counts"].items())
+    counts = report_summary.status_counts(results)  # "1 refuted (as declared)", as the banner says it
     if store is not None and store.rejected and not quiet:
         print(f"mha-verify report: {len(store.rejected)} cache entries did not match their units and were "
               "recomputed (run.json: cache.rejected)", file=sys.stderr)

@@ -103,8 +103,8 @@ def markdown_section(results: dict) -> str:
     out += ["| " + " | ".join(c.replace("|", "\\|") if i != 1 else f"`{c}`" for i, c in enumerate(row)) + " |"
             for row in summary_rows(entries)]
     out.append("")
-    for e in entries:
-        out += finding_markdown(e)
+    for k, e in enumerate(entries, 1):  # numbered as the summary table (and the contents) count them
+        out += finding_markdown(e, level=f"### {k}.")
     out += [errata_line(entries), "", ""]
     return "\n".join(out)
 
@@ -128,10 +128,13 @@ def html_section(results: dict) -> str:
     if entries:
         parts.append(f"<p>{esc(_counts(entries))}.</p><table><tr>"
                      + "".join(f"<th>{esc(c)}</th>" for c in SUMMARY_COLUMNS) + "</tr>")
-        parts += ["<tr>" + "".join(f"<td><code>{esc(c)}</code></td>" if i == 1 else f"<td>{esc(c)}</td>"
-                                   for i, c in enumerate(row)) + "</tr>" for row in summary_rows(entries)]
+        cell = lambda i, c, e: (f"<td><a href=\"#{esc(c)}\"><code>{esc(c)}</code></a></td>" if i == 1 else  # noqa: E731
+                                f"<td class='num'><a href=\"#finding-{esc(e['key'])}\">{esc(c)}</a></td>" if i == 0
+                                else f"<td>{esc(c)}</td>")
+        parts += ["<tr>" + "".join(cell(i, c, e) for i, c in enumerate(row)) + "</tr>"
+                  for row, e in zip(summary_rows(entries), entries)]
         parts.append("</table>")
-    for e in entries:
+    for k, e in enumerate(entries, 1):
         p = e["printed"]
         items = [_li("Class", f"{e['class']} ({_status(e)})"),
                  f"<li><b>As printed</b> ({esc(p['where'])}): "
@@ -142,7 +145,8 @@ def html_section(results: dict) -> str:
                   _li("The finding survives it", _survives(e)),
                   _li(f"Family (depends on: {', '.join(e['depends_on']) or '-'})", e["family"])]
         items += [_li(f"Repair ({e['repair_status']})", e["repair"])] if e["repair"] else []
-        parts.append(f"<h3><code>{esc(e['statement'])}</code>: {esc(e['title'])}</h3><ul>" + "".join(items)
+        parts.append(f"<h3 id=\"finding-{esc(e['key'])}\">{k}. <code>{esc(e['statement'])}</code>: "
+                     f"{esc(e['title'])}</h3><ul>" + "".join(items)
                      + "<li><b>Certificates</b><ul>")
         for w in e["witnesses"]:
             parts.append(f"<li>{esc(w['role'])}, <code>{esc(w['statement'])}</code>: {esc(w['what'])}: "

@@ -1,4 +1,5 @@
-"""The report's figures: the statement map and what the constructions reach.
+"""The report's figures: the statement map (:mod:`verifier.report.statement_map`) and what the
+constructions reach.
 
 Each figure is computed first (:func:`figure_data`: plain numbers, stored in
 ``results.json`` and deterministic for a seed) and drawn second
@@ -13,152 +14,8 @@ import io
 
 import numpy as np
 
+from verifier.report.statement_map import draw_statement_map, statement_map_data
 from verifier.statements import registry
-
-STATUS_COLOURS = {
-    "verified": ("#2e7d32", "white"),
-    "verified (numerical)": ("#9ccc65", "black"),
-    "hypotheses-unmet": ("#90a4ae", "black"),
-    "inconclusive": ("#ffca28", "black"),
-    "control failed": ("#ef6c00", "white"),
-    "refuted": ("#c62828", "white"),
-    "error": ("#6a1b9a", "white"),
-    "not implemented": ("#eeeeee", "#555555"),
-    "not checkable": ("#f5f5f5", "#555555"),
-    "not run": ("#ffffff", "#9e9e9e"),
-}
-
-
-# -- statement map --------------------------------------------------------------
-
-def _components(ids: list[str], deps: dict[str, tuple]) -> dict[str, int]:
-    parent = {s: s for s in ids}
-
-    def find(s):
-        while parent[s] != s:
-            parent[s] = parent[parent[s]]
-            s = parent[s]
-        return s
-
-    for s in ids:
-        for t in deps[s]:
-            if t in parent:
-                parent[find(s)] = find(t)
-    return {s: find(s) for s in ids}
-
-
-def _layers(ids: list[str], deps: dict[str, tuple]) -> dict[str, tuple[float, float]]:
-    """Hand-style layered layout: a node sits one layer below its lowest user
-    (leaves with no user at the bottom); within a layer, nodes are ordered by
-    the mean position of their neighbours."""
-    depth: dict[str, int] = {}
-
-    def d(s):
-        if s not in depth:
-            below = [t for t in deps[s] if t in ids]
-            depth[s] = 1 + max(map(d, below)) if below else 0
-        return depth[s]
-
-    for s in ids:
-        d(s)
-    users = {s: [u for u in ids if s in deps[u]] for s in ids}
-    for s in sorted(ids, key=lambda s: -depth[s]):  # lift each node under its lowest user
-        if users[s]:
-            depth[s] = min(depth[u] for u in users[s]) - 1
-    layers: dict[int, list[str]] = {}
-    for s in ids:  # CATALOGUE order within a layer to start
-        layers.setdefault(depth[s], []).append(s)
-    x: dict[str, float] = {}
-
-    def place(row):
-        for i, s in enumerate(row):
-            x[s] = i - (len(row) - 1) / 2
-
-    for k in sorted(layers):  # upward: users follow their dependencies
-        if k > min(layers):
-            layers[k].sort(key=lambda s: np.mean([x[t] for t in deps[s] if t in x] or [0.0]))
-        place(layers[k])
-    for k in sorted(layers, reverse=True)[1:]:  # downward: dependencies under their users
-        layers[k].sort(key=lambda s: np.mean([x[u] for u in users[s]] or [x[s]]))
-        place(layers[k])
-    return {s: (x[s], float(depth[s])) for s in ids}
-
-
-def statement_map_data(statuses: dict[str, str], paper: str | None = None, anchor: str = "theorem1") -> dict:
-    """The map of one paper (default: the first registered); the left panel is
-    the component of ``anchor`` (its main theorem)."""
-    key = paper or next(iter(registry.PAPERS))
-    ids = list(registry.PAPERS[key].statements)
-    deps = {s: tuple(registry.REGISTRY[s].depends) for s in ids}
-    comp = _components(ids, deps)
-    main = [s for s in ids if comp[s] == comp.get(anchor)]
-    aside = [s for s in ids if s not in main]
-    return {"main": main, "aside": aside, "depends": {s: list(deps[s]) for s in ids},
-            "status": {s: statuses.get(s, "not run") for s in ids},
-            "reference": {s: registry.REGISTRY[s].reference for s in ids}}
-
-
-NODE_W, NODE_H, NODE_DX = 1.0, 0.46, 1.12
-
-
-def _draw_graph(ax, ids, data, title, pos, ylim):
-    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
-
-    w, h = NODE_W, NODE_H
-    for s in ids:
-        for t in data["depends"][s]:
-            if t in pos:
-                (x0, y0), (x1, y1) = pos[t], pos[s]
-                ax.add_patch(FancyArrowPatch((x0, y0 + h / 2), (x1, y1 - h / 2), arrowstyle="-|>",
-                                             mutation_scale=11, color="#607d8b", lw=1.0,
-                                             shrinkA=1, shrinkB=1))
-    for s in ids:
-        x, y = pos[s]
-        status = data["status"][s]
-        face, ink = STATUS_COLOURS.get(status, ("#ffffff", "black"))
-        box = dict(boxstyle="round,pad=0.02,rounding_size=0.08")
-        if status in ("not implemented", "not checkable"):  # light hatch under a dark outline: legible
-            ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, facecolor=face, edgecolor="#c8c8c8",
-                                        lw=0.0, hatch="//", **box))
-        ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, edgecolor="#37474f", lw=1.0,
-                                    facecolor="none" if status in ("not implemented", "not checkable")
-                                    else face, **box))
-        ref = data["reference"][s].split(",")[0]
-        ax.text(x, y + 0.07, ref, ha="center", va="center", fontsize=8 if len(ref) < 13 else 7,
-                color=ink, weight="bold")
-        ax.text(x, y - 0.11, s, ha="center", va="center", fontsize=7, color=ink, family="monospace")
-    xs = [p[0] for p in pos.values()] or [0.0]
-    ax.set_xlim(min(xs) - 0.65, max(xs) + 0.65)
-    ax.set_ylim(*ylim)
-    ax.set_title(title, fontsize=10)
-    ax.axis("off")
-
-
-def draw_statement_map(fig, data):
-    from matplotlib.patches import Patch
-
-    pos = {}
-    for key in ("main", "aside"):
-        ids = data[key]
-        p = _layers(ids, {s: tuple(data["depends"][s]) for s in ids}) if ids else {}
-        pos[key] = {s: (x * NODE_DX, y) for s, (x, y) in p.items()}
-    top = max([y for p in pos.values() for _, y in p.values()] or [0.0])
-    aside_top = max([y for _, y in pos["aside"].values()] or [0.0])
-    shift = (top - aside_top) / 2  # centre the side panel vertically
-    pos["aside"] = {s: (x, y + shift) for s, (x, y) in pos["aside"].items()}
-    spans = [max(x for x, _ in p.values()) - min(x for x, _ in p.values()) + 1.3 if p else 1.0
-             for p in pos.values()]
-    axes = fig.subplots(1, 2, gridspec_kw={"width_ratios": spans})
-    ylim = (-0.45, top + 0.45)
-    _draw_graph(axes[0], data["main"], data, "Theorem 1 and its proof (arrow A -> B: B's proof uses A)",
-                pos["main"], ylim)
-    _draw_graph(axes[1], data["aside"], data, "Definitions, assumptions and side results", pos["aside"], ylim)
-    present = [s for s in STATUS_COLOURS if s in set(data["status"].values())]
-    fig.legend(handles=[Patch(facecolor=STATUS_COLOURS[s][0], edgecolor="#37474f",
-                              hatch="//" if s in ("not implemented", "not checkable") else None, label=s)
-                        for s in present],
-               loc="lower center", ncol=len(present), fontsize=8, frameon=False)
-
 
 # -- rank of Z reached by the construction --------------------------------------
 
@@ -195,9 +52,10 @@ def draw_rank_sweeps(fig, data):
         ax.plot(s[xname], s["rank"], "o", color="#2e7d32", ms=8, label="construction (numerical rank)")
         ax.axvline(s[fixed], color="#9e9e9e", lw=0.8)
         ax.set_xlabel(xname)
+        ax.set_ylabel("rank(Z) (numerical)")
+        ax.tick_params(labelleft=True)  # the same scale, read on each panel
         ax.set_title(f"H = {data['H']}, {fixed} = {s[fixed]}, d = {s['d']}", fontsize=9.5)
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("rank(Z)")
     axes[0].legend(fontsize=8, loc="lower right")
 
 
@@ -234,6 +92,7 @@ def draw_margins(fig, data):
            label="||Y_c - Y_inf||_2 measured (float64)")
     ax.set_yscale("log")
     ax.set_xticks(h, [f"head {int(x)}\nc = {c:.3g}" for x, c in zip(h, data["c"])], fontsize=8)
+    ax.set_xlabel("head h (with the saturation constant c Lemma 4 chose for it)")
     ax.set_ylabel("spectral norm")
     ax.set_title(f"App. B.2: perturbation < sigma_min^+ per head (Lemma 5)  (H = {data['H']}, "
                  f"n = {data['n']}, d = {data['d']}, shared contexts)", fontsize=9.5)
@@ -312,7 +171,8 @@ def draw(name: str, data: dict | None, *, error: str = "") -> bytes:
                  color="#c62828", wrap=True)
     else:
         drawer(fig, data)
-        fig.tight_layout(rect=(0, 0.06, 1, 1) if name == "statement_map" else (0, 0, 1, 1))
+        if name != "statement_map":  # the map lays itself out (its notes under the legend)
+            fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None})
     return buf.getvalue()

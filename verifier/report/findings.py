@@ -137,6 +137,19 @@ def declared_key(statement: str, options: dict) -> str | None:
     return f.key if f else None
 
 
+def shown_statuses(rows: list[dict]) -> dict[str, str]:
+    """Each row's status as the report shows it: "refuted, as declared" where every refuted instance lies in a
+    declared finding's family (:func:`declared_key`; :func:`verifier.report.summary.shown_status`)."""
+    from verifier.report.summary import shown_status
+
+    out = {}
+    for r in rows:
+        refuted = [i for i in r["instances"] if i["verdict"] == "refuted"]
+        out[r["id"]] = shown_status(r["status"], bool(refuted) and not is_property(r["id"])
+                                    and all(declared_key(r["id"], i["options"]) for i in refuted))
+    return out
+
+
 def family_counts(rows: list[dict], entries: list[dict]) -> None:
     """Per finding: how many of its statement's instances fell inside its
     family, and the verdicts of those outside it (e.g. how Lemma 2 fared for

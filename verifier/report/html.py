@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import html
 import json
+import re
 
 from verifier.report.docstrings import parse_docstring
 from verifier.report.summary import (
     NOTES,
     TABLE_COLUMNS,
     attention,
+    authors_short,
     fmt,
     header_items,
     margin_cell,
     measure_cell,
     outcome_banner,
+    paper_map_notes,
     paper_rows,
+    shown_status,
     table_rows,
 )
 
@@ -39,6 +43,11 @@ figure{margin:1.2em 0} figure img{max-width:100%;border:1px solid #e0e0e0} figca
 .note{color:#546e7a;font-size:.88em}
 .doc{white-space:pre-wrap;font-size:.92em;margin:.3em 0 .8em 0}
 details{margin:.6em 0} summary{cursor:pointer;color:#37474f}
+nav.toc{position:sticky;top:0;z-index:10;background:#fff;border-bottom:1px solid #cfd8dc;padding:.35em 0;
+font-size:.86em;display:flex;flex-wrap:wrap;gap:.15em .25em} nav.toc a{padding:.1em .45em;border-radius:.3em;
+text-decoration:none;color:#1565c0;white-space:nowrap} nav.toc a:hover{background:#e3f2fd}
+nav.toc .group{padding:.1em 0 .1em .6em;color:#546e7a;white-space:nowrap}
+h2,h3{scroll-margin-top:4.5em} ol.notes{font-size:.9em;color:#37474f}
 """
 
 # the page reports its own figures: each <img> must have decoded by the load event
@@ -59,7 +68,7 @@ def _e(x) -> str:
 
 
 def _badge(status: str) -> str:
-    from verifier.report.figures import STATUS_COLOURS
+    from verifier.report.statement_map import STATUS_COLOURS
 
     face, ink = STATUS_COLOURS.get(status, ("#ffffff", "black"))
     return f'<span class="badge" style="background:{face};color:{ink}">{html.escape(status)}</span>'
@@ -92,9 +101,10 @@ def statement_text_html(row) -> str:
     return "\n".join(out)
 
 
-def instances_html(row) -> str:
-    """The per-instance table, folded: every instance's verdict, margin,
-    quantity and the command that reproduces it."""
+def instances_html(row, declared: dict | None = None) -> str:
+    """The per-instance table, folded: every instance's verdict (a refuted one inside a declared finding's
+    family says so), margin, quantity and the command that reproduces it."""
+    declared = declared or {}
     quantity = row.get("measure") or "quantity"
     listed = _listed(row)
     bad = sum(i["verdict"] != "verified" for i in row["instances"])
@@ -103,7 +113,10 @@ def instances_html(row) -> str:
            f"<table><tr><th>#</th><th>verdict</th><th>certified</th><th>margin</th><th>{html.escape(quantity)}</th>"
            "<th>reproduce</th></tr>"]
     for k, i in enumerate(listed):
-        out.append(f"<tr><td class='num'>{k + 1}</td><td>{_e(i['verdict'])}</td><td>{_e(i['certified'])}</td>"
+        key = declared.get(i["command"]) if i["verdict"] == "refuted" else None
+        verdict = _e(i["verdict"]) + (f"<br><span class='note'>as declared: <a href='#finding-{html.escape(key)}'>"
+                                      f"<code>{html.escape(key)}</code></a></span>" if key else "")
+        out.append(f"<tr><td class='num'>{k + 1}</td><td>{verdict}</td><td>{_e(i['certified'])}</td>"
                    f"<td class='num'>{_e(i['margin'])}</td><td class='num'>{_e(i.get('measure'))}</td>"
                    f"<td><code>{_e(i['command'])}</code></td></tr>")
     out.append("</table>")
@@ -124,7 +137,7 @@ def results_table_html(results, paper: str | None = None) -> str:
     for sid, r, others, ctrl in table_rows(results, paper):
         why = f"<br><span class='note'>{_e(r['not_checkable'])}</span>" if r.get("not_checkable") else ""
         rows.append(f'<tr><td><a href="#{sid}"><code>{sid}</code></a></td><td>{_e(r["reference"])}</td>'
-                    f"<td>{_badge(r['status'])}{why}</td><td class='num'>{r['instances_tried']}</td>"
+                    f"<td>{_badge(r['shown'])}{_e(r['status_note'])}{why}</td><td class='num'>{r['instances_tried']}</td>"
                     f"<td class='num'>{r['certified_passes']}</td><td class='num'>{r['numerical_passes']}</td>"
                     f"<td>{_e(others)}</td><td class='num'>{ctrl}</td>{_cell(*margin_cell(r))}"
                     f"{_cell(*measure_cell(r))}</tr>")
@@ -138,9 +151,13 @@ def _control_kind(c) -> str:
     return "negative control: "
 
 
-def _html_statement(row) -> str:
+def _html_statement(row, declared: dict | None = None) -> str:
+    """One statement's section; ``declared``: :func:`verifier.report.markdown.refutation_keys`."""
     sid = row["id"]
-    out = [f'<h3 id="{sid}">{html.escape(row["reference"])}: <code>{sid}</code> {_badge(row["status"])}</h3>',
+    declared = declared or {}
+    refuted = [i for i in row.get("instances", []) if i["verdict"] == "refuted"]
+    status = shown_status(row["status"], bool(refuted) and all(declared.get(i["command"]) for i in refuted))
+    out = [f'<h3 id="{sid}">{html.escape(row["reference"])}: <code>{sid}</code> {_badge(status)}</h3>',
            f"<p>{html.escape(row['summary'])}.",
            (" Uses: " + ", ".join(f'<a href="#{d}"><code>{d}</code></a>' for d in row["depends"]) + ".")
            if row["depends"] else "", "</p>"]
@@ -164,7 +181,7 @@ def _html_statement(row) -> str:
         out.append("<table><tr><th>hypothesis (default instance)</th><th>status</th><th>detail</th></tr>"
                    + "".join(f"<tr><td>{_e(h['name'])}</td><td>{_e(h['status'])}</td><td>{_e(h['detail'])}</td></tr>"
                              for h in a["hypotheses"]) + "</table>")
-    out.append(instances_html(row))
+    out.append(instances_html(row, declared))
     if row["controls"]:
         out.append("<table><tr><th>negative control, or certificate of a finding</th><th>expected</th><th>got</th>"
                    "<th>as expected</th></tr>"
@@ -213,15 +230,73 @@ def render_html(results: dict, figures: list[dict]) -> str:
               + (f"<br>reproduce: <code>{html.escape(c)}</code>" if c else "") + "</div>"
               for k, s, t, c in items] or ["<p>Nothing outside the declared findings: no new refutation, no error, no inconclusive instance, "
                                         "every negative control rejected.</p>"]
-    parts += ["<h2>Statement map</h2>", img("statement_map"), "<h2>Results by statement</h2>",
-              results_table_html(results)]
+    first = next(iter(results.get("papers_order") or []), None)
+    who = authors_short((results.get("citations") or {}).get(first, "")) if first else ""
+    group = f' data-group="First paper ({html.escape(who)})"' if who else ""
+    parts += [f"<h2{group}>Statement map</h2>", img("statement_map"), map_notes_html(results),
+              "<h2>Results by statement</h2>", results_table_html(results)]
     parts.append(NOTES_HTML)
     parts.append("<h2>Figures</h2>")
     parts += [img(f["name"]) for f in figures if f["name"] != "statement_map"]
     parts.append("<h2>Statements</h2>")
-    parts += [_html_statement(r) for r in paper_rows(results)]
+    from verifier.report.markdown import refutation_keys
+
+    declared = refutation_keys(results)
+    parts += [_html_statement(r, declared) for r in paper_rows(results)]
     parts += [CHECK_SCRIPT, "</body></html>"]
     return "\n".join(parts) + "\n"
+
+
+def map_notes_html(results, paper: str | None = None) -> str:
+    """The notes under a statement map (:func:`verifier.report.summary.paper_map_notes`), numbered as its marks."""
+    notes = paper_map_notes(results, paper)
+    if not notes:
+        return ""
+    code = lambda t: re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(t))  # noqa: E731
+    return ("<p class='note'>Notes on the map (a numbered mark on a node): a verified statement whose proof uses one "
+            "this run does not verify.</p><ol class='notes'>" + "".join(f"<li>{code(n)}</li>" for n in notes)
+            + "</ol>")
+
+
+# -- the navigation bar ------------------------------------------------------------
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
+
+
+def with_navigation(page: str) -> str:
+    """``page`` with a navigation bar under its title, kept at the top of the window while scrolling: one
+    link per section (``<h2>``; one without an id gets one from its text).  A link says the heading up to its
+    first ":" or a heading's ``data-nav``; a heading's ``data-group`` names the sections from it on."""
+    ids: set[str] = set(re.findall(r"""\bid=["']([^"']+)["']""", page))
+    links = []
+
+    def visit(m):
+        attrs, text = m.group(1), m.group(2)
+        plain = html.unescape(re.sub(r"<[^>]+>", "", text))
+        found = re.search(r"""\bid=["']([^"']+)["']""", attrs)
+        if found:
+            anchor = found.group(1)
+        else:
+            anchor = base = _slug(plain.split(":")[0])
+            n = 1
+            while anchor in ids:
+                n += 1
+                anchor = f"{base}-{n}"
+            ids.add(anchor)
+            attrs = f' id="{anchor}"' + attrs
+        nav = re.search(r"""\bdata-nav=["']([^"']+)["']""", attrs)
+        group = re.search(r"""\bdata-group=["']([^"']+)["']""", attrs)
+        label = html.unescape(nav.group(1)) if nav else plain.split(":")[0]
+        if group:  # the sections that follow belong to it (the first paper's, before the later papers')
+            links.append(f'<span class="group">{group.group(1)}:</span>')
+        links.append(f'<a href="#{html.escape(anchor)}" title="{html.escape(plain)}">{html.escape(label)}</a>')
+        return f"<h2{attrs}>{text}</h2>"
+
+    page = re.sub(r"<h2((?:\s[^>]*)?)>(.*?)</h2>", visit, page, flags=re.S)
+    bar = '<nav class="toc" id="contents" aria-label="sections">' + "".join(links) + "</nav>"
+    cut = page.find("</h1>")
+    return page[:cut + 5] + bar + page[cut + 5:] if cut >= 0 else bar + page
 
 
 NOTES_HTML = f'<p class="note">{html.escape(NOTES)}</p>'

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 
 from verifier.report.docstrings import parse_docstring
 from verifier.report.summary import (
@@ -14,7 +16,9 @@ from verifier.report.summary import (
     margin_cell,
     measure_cell,
     outcome_banner,
+    paper_map_notes,
     paper_rows,
+    shown_status,
     table_rows,
 )
 
@@ -23,9 +27,24 @@ def _md(x) -> str:
     return fmt(x).replace("|", "\\|")
 
 
-def _md_statement(row) -> list[str]:
+def refutation_keys(results) -> dict[str, str | None]:
+    """The declared finding of each refuted instance, by its command (None: outside every declared family)."""
+    return {r["command"]: r.get("declared") for r in (results.get("summary") or {}).get("refutations", [])}
+
+
+def _instance_verdict(i, declared: dict) -> str:
+    key = declared.get(i["command"]) if i["verdict"] == "refuted" else None
+    return f"{i['verdict']} (as declared: finding `{key}`, section Findings)" if key else i["verdict"]
+
+
+def _md_statement(row, declared: dict | None = None) -> list[str]:
+    """One statement's section; ``declared``: :func:`refutation_keys` (a refuted instance inside a declared
+    finding's family says so, and so does the heading when every refuted instance is)."""
     sid = row["id"]
-    out = [f"### {row['reference']}: `{sid}` ({row['status']})", "", row["summary"] + "."]
+    declared = declared or {}
+    refuted = [i for i in row.get("instances", []) if i["verdict"] == "refuted"]
+    status = shown_status(row["status"], bool(refuted) and all(declared.get(i["command"]) for i in refuted))
+    out = [f"### {row['reference']}: `{sid}` ({status})", "", row["summary"] + "."]
     if row["depends"]:
         out[-1] += " Uses: " + ", ".join(f"`{d}`" for d in row["depends"]) + "."
     if not row["implemented"]:
@@ -57,7 +76,7 @@ def _md_statement(row) -> list[str]:
                    f"({'rejected as expected' if c['rejected'] else 'NOT rejected, expected ' + ', '.join(c['expect'])})")
     for i in row["instances"]:
         if i["verdict"] not in ("verified",):
-            out.append(f"- {i['verdict']}: {i['reason']} -- `{i['command']}`")
+            out.append(f"- {_instance_verdict(i, declared)}: {i['reason']} -- `{i['command']}`")
     out += ["", f"Audit trail (default instance, `{row['instances'][0]['command'] if row['instances'] else ''}`): "
             f"**{a.get('verdict')}**: {a.get('reason')}", ""]
     for k, s in enumerate(a.get("trail", []), 1):
@@ -76,7 +95,7 @@ def results_table_md(results, paper: str | None = None) -> list[str]:
     out = ["| " + " | ".join(TABLE_COLUMNS) + " |", "|---|---|---|--:|--:|--:|---|--:|--:|--:|"]
     for sid, r, others, ctrl in table_rows(results, paper):
         why = f": {_md(r['not_checkable'])}" if r.get("not_checkable") else ""
-        out.append(f"| `{sid}` | {_md(r['reference'])} | {r['status']}{why} | {r['instances_tried']} | {r['certified_passes']} "
+        out.append(f"| `{sid}` | {_md(r['reference'])} | {_md(r['status'])}{why} | {r['instances_tried']} | {r['certified_passes']} "
                    f"| {r['numerical_passes']} | {_md(others)} | {ctrl} | {_md_cell(*margin_cell(r))} "
                    f"| {_md_cell(*measure_cell(r))} |")
     return out
@@ -92,7 +111,7 @@ def render_markdown(results: dict) -> str:
                                                                               "no inconclusive instance, every negative control rejected."]
     figs = results["figures"]
     out += ["", "## Statement map", "", f"![{figs['statement_map']['title']}]({figs['statement_map']['file']})", "",
-            figs["statement_map"]["caption"], "", "## Results by statement", "",
+            figs["statement_map"]["caption"], "", *map_notes_md(results), "## Results by statement", "",
             *results_table_md(results)]
     out += ["", NOTES, "", "## Figures", ""]
     for name, f in figs.items():
@@ -101,6 +120,82 @@ def render_markdown(results: dict) -> str:
             if f["error"]:
                 out += [f"Figure error: {f['error']}", ""]
     out += ["## Statements", ""]
+    declared = refutation_keys(results)
     for row in paper_rows(results):
-        out += _md_statement(row)
+        out += _md_statement(row, declared)
     return "\n".join(out) + "\n"
+
+
+def map_notes_md(results, paper: str | None = None) -> list[str]:
+    """The notes under a statement map (:func:`verifier.report.summary.paper_map_notes`), numbered as its marks."""
+    notes = paper_map_notes(results, paper)
+    if not notes:
+        return []
+    return (["Notes on the map (a numbered mark on a node): a verified statement whose proof uses one this run does "
+             "not verify.", ""] + [f"{k}. {n}" for k, n in enumerate(notes, 1)] + [""])
+
+
+# -- the table of contents -------------------------------------------------------
+
+def github_slug(text: str, seen: dict[str, int]) -> str:
+    """The anchor GitHub gives a Markdown heading (github-slugger): its text lower-cased, every character but
+    letters, marks, digits, "_", "-" and spaces removed, spaces as "-"; a repeated anchor gets "-1", "-2", ...
+    in order.  ``seen`` counts the anchors of the headings above.
+
+    >>> seen = {}
+    >>> github_slug("Def. 1: `definition1` (verified)", seen), github_slug("App. B.2: margins", seen)
+    ('def-1-definition1-verified', 'app-b2-margins')
+    >>> github_slug("Figures", seen), github_slug("Figures", seen), github_slug("Figures-1", seen)
+    ('figures', 'figures-1', 'figures-1-1')
+    """
+    text = text.replace("`", "").replace("\\|", "|").lower()
+    keep = "".join(c for c in text if c in "-_ " or unicodedata.category(c)[:1] in "LM"
+                   or unicodedata.category(c) in ("Nd", "Nl"))
+    base = slug = keep.replace(" ", "-")
+    while slug in seen:
+        seen[base] += 1
+        slug = f"{base}-{seen[base]}"
+    seen[slug] = 0
+    return slug
+
+
+def _short(heading: str) -> str:
+    """A heading's label in the contents: up to its first ": " (a statement's reference, a finding's number
+    and statement), else whole."""
+    head, sep, _ = heading.partition(": ")
+    return head if sep and len(head) <= 48 else heading
+
+
+CONTENTS = "## Contents"
+
+
+def with_contents(md: str) -> str:
+    """``md`` with a table of contents after its header (before its first "## " section): every "## "
+    section linked, with its "### " subsections on one line; anchors as GitHub makes them
+    (:func:`github_slug`; headings inside code fences are not headings)."""
+    lines = md.split("\n")
+    first = next((k for k, line in enumerate(lines) if line.startswith("## ")), None)
+    if first is None:
+        return md
+    doc = lines[:first] + [CONTENTS, ""] + lines[first:]
+    seen: dict[str, int] = {}
+    sections: list[tuple[str, str, list]] = []
+    fence = False
+    for line in doc:
+        if line.startswith("```"):
+            fence = not fence
+        m = None if fence else re.match(r"^(#{1,6}) +(.*?)\s*$", line)
+        if not m:
+            continue
+        text, level = m.group(2), len(m.group(1))
+        slug = github_slug(text, seen)
+        if level == 2 and line != CONTENTS:
+            sections.append((text, slug, []))
+        elif level == 3 and sections:
+            sections[-1][2].append((_short(text), slug))
+    esc = lambda t: t.replace("[", "\\[").replace("]", "\\]")  # noqa: E731
+    toc = []
+    for text, slug, subs in sections:
+        toc.append(f"- [{esc(text)}](#{slug})" + (": " + " · ".join(f"[{esc(t)}](#{s})" for t, s in subs)
+                                                  if subs else ""))
+    return "\n".join(lines[:first] + [CONTENTS, ""] + toc + [""] + lines[first:])

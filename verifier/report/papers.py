@@ -41,7 +41,7 @@ def build_sections(out, *, seed: int, statuses: dict, statements=None, progress=
     """(results entry per later paper, map PNGs base64 by name); tables computed here."""
     from matplotlib.figure import Figure
 
-    from verifier.report import figures as rf
+    from verifier.report import statement_map as rf
 
     entries, pngs = {}, {}
     (Path(out) / "figures").mkdir(parents=True, exist_ok=True)
@@ -51,7 +51,6 @@ def build_sections(out, *, seed: int, statuses: dict, statements=None, progress=
         data = rf.statement_map_data(statuses, paper=paper.key, anchor=_anchor(paper))
         fig = Figure(figsize=(13, 5.2), dpi=100)
         rf.draw_statement_map(fig, data)
-        fig.tight_layout(rect=(0, 0.06, 1, 1))
         buf = io.BytesIO()
         fig.savefig(buf, format="png", metadata={"Software": None})
         (Path(out) / "figures" / f"{name}.png").write_bytes(buf.getvalue())
@@ -72,6 +71,18 @@ def build_sections(out, *, seed: int, statuses: dict, statements=None, progress=
     return entries, pngs
 
 
+def nav_label(i: int, citation: str) -> str:
+    """The i-th later paper in the navigation bar: "Second paper (Dana et al.)", "Third paper (Kajitsuka & Sato)".
+
+    >>> nav_label(0, "Dana, Pydi, Chevaleyre, AISTATS 2025, arXiv:2411.10115"), nav_label(1, "Kajitsuka, Sato, ICLR 2025")
+    ('Second paper (Dana et al.)', 'Third paper (Kajitsuka & Sato)')
+    """
+    from verifier.report.summary import authors_short
+
+    who = authors_short(citation)
+    return f"{_ordinal(i)} paper ({who})" if who else f"{_ordinal(i)} paper"
+
+
 def has_error(entries: dict) -> bool:
     return any(t["error"] for e in entries.values() for t in e["tables"].values())
 
@@ -83,12 +94,13 @@ def _md_cell(x) -> str:
 
 
 def markdown_sections(results: dict) -> str:
-    from verifier.report.markdown import _md_statement, results_table_md
+    from verifier.report.markdown import _md_statement, map_notes_md, refutation_keys, results_table_md
 
     out = []
+    declared = refutation_keys(results)
     for i, (key, e) in enumerate(results.get("papers", {}).items()):
         out += ["", f"## {_ordinal(i)} paper: {e['title']} ({e['citation']})", "",
-                f"![statement map]({e['map']['file']})", "",
+                f"![statement map]({e['map']['file']})", "", *map_notes_md(results, key),
                 *results_table_md(results, paper=key)]
         for t in e["tables"].values():
             out += ["", f"### {t['title']}", "", t["caption"], ""]
@@ -101,20 +113,24 @@ def markdown_sections(results: dict) -> str:
             out += [""] + [f"- {n}" for n in t.get("notes", [])]
         out += ["", f"### Statements of the {_ordinal(i).lower()} paper", ""]
         for sid in e["statements"]:
-            out += _md_statement(results["statements"][sid])
+            out += _md_statement(results["statements"][sid], declared)
     return "\n".join(out) + ("\n" if out else "")
 
 
 def html_sections(results: dict, pngs: dict) -> str:
-    from verifier.report.html import _e, _html_statement, results_table_html
+    from verifier.report.html import _e, _html_statement, map_notes_html, results_table_html
+    from verifier.report.markdown import refutation_keys
 
     out = []
+    declared = refutation_keys(results)
     for i, (key, e) in enumerate(results.get("papers", {}).items()):
         m = e["map"]
-        out += [f"<h2 id='paper-{key}'>{_ordinal(i)} paper: {html.escape(e['title'])} ({html.escape(e['citation'])})</h2>",
+        out += [f"<h2 id='paper-{key}' data-nav='{html.escape(nav_label(i, e['citation']))}'>{_ordinal(i)} paper: "
+                f"{html.escape(e['title'])} ({html.escape(e['citation'])})</h2>",
                 f'<figure id="figure-{m["name"]}"><img id="img-{m["name"]}" alt="statement map" '
-                f'src="data:image/png;base64,{pngs.get(m["name"], "")}"><figcaption>Statement map of the second '
-                "paper (colours: verdicts in this run; hatched: no checker).</figcaption></figure>",
+                f'src="data:image/png;base64,{pngs.get(m["name"], "")}"><figcaption>Statement map of the '
+                f"{_ordinal(i).lower()} paper (colours: verdicts in this run; hatched: no checker; arrow A -> B: B's "
+                "proof uses A).</figcaption></figure>", map_notes_html(results, key),
                 results_table_html(results, paper=key)]
         for t in e["tables"].values():
             out.append(f"<h3>{html.escape(t['title'])}</h3><p class='note'>{html.escape(t['caption'])}</p>")
@@ -126,7 +142,7 @@ def html_sections(results: dict, pngs: dict) -> str:
                        + "</table><ul>" + "".join(f"<li class='note'>{html.escape(n)}</li>" for n in t.get("notes", []))
                        + "</ul>")
         out.append(f"<h3>Statements of the {_ordinal(i).lower()} paper</h3>")
-        out += [_html_statement(results["statements"][sid]) for sid in e["statements"]]
+        out += [_html_statement(results["statements"][sid], declared) for sid in e["statements"]]
     return "\n".join(out)
 
 

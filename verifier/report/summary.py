@@ -18,12 +18,52 @@ def fmt(x) -> str:
     return str(x)
 
 
+#: the status of a refuted statement every refuted instance of which lies in a declared finding's family
+AS_DECLARED = "refuted, as declared"
+
+
+def shown_status(status: str, declared: bool | None) -> str:
+    """The status a table shows: "refuted, as declared" where every refuted
+    instance lies in a declared finding's family (``declared``), else the
+    status itself.
+
+    >>> shown_status("refuted", True), shown_status("refuted", False), shown_status("verified", True)
+    ('refuted, as declared', 'refuted', 'verified')
+    """
+    return AS_DECLARED if status == "refuted" and declared else status
+
+
+def declared_refutations(results) -> dict[str, bool]:
+    """Per statement with a refuted instance: whether every one of them lies
+    in a declared finding's family (``summary.refutations[].declared``)."""
+    out: dict[str, bool] = {}
+    for r in (results.get("summary") or {}).get("refutations", []):
+        out[r["statement"]] = out.get(r["statement"], True) and bool(r.get("declared"))
+    return out
+
+
+def shown_statuses(results) -> dict[str, str]:
+    """Every statement's status as the tables show it (:func:`shown_status`)."""
+    declared = declared_refutations(results)
+    return {sid: shown_status(r["status"], declared.get(sid)) for sid, r in results["statements"].items()}
+
+
+def status_counts(results) -> str:
+    """The statuses counted, a refuted count saying how many are as declared."""
+    shown = shown_statuses(results)
+    parts = []
+    for k, v in results["summary"]["status_counts"].items():
+        known = sum(s == AS_DECLARED for s in shown.values()) if k == "refuted" else 0
+        parts.append(f"{v} {k}" + ("" if not known else " (as declared)" if known == v else f" ({known} as declared)"))
+    return ", ".join(parts)
+
+
 def _tally(results) -> dict:
     """What the banner counts, each by its own name."""
     rows = results["statements"].values()
     found = results.get("findings") or []
     return {"statements": len(results["statements"]),
-            "statuses": ", ".join(f"{v} {k}" for k, v in results["summary"]["status_counts"].items()),
+            "statuses": status_counts(results),
             "controls": sum(r.get("controls_total", 0) for r in rows),
             "rejected": sum(r.get("controls_rejected", 0) for r in rows),
             "inconclusive": sum(i["verdict"] == "inconclusive" for r in rows for i in r["instances"]),
@@ -159,17 +199,24 @@ def paper_rows(results, paper: str | None = None) -> list:
 
 
 def table_rows(results, paper: str | None = None):
+    """(id, row, other verdicts, controls) per row of the results table; the
+    row's ``shown`` is the status its badge shows (:func:`shown_status`),
+    ``status_note`` what follows it (our reconstruction, the findings)."""
     found = {}
     for e in results.get("findings") or []:
         found[e["statement"]] = found.get(e["statement"], 0) + 1
+    shown = shown_statuses(results)
+    declared = declared_refutations(results)
     for r in paper_rows(results, paper):
         sid = r["id"]
-        r = dict(r)
+        r = dict(r, shown=shown[sid], status_note="")
         if r.get("reconstruction") and r["implemented"]:
-            r["status"] = f"{r['status']} (our reconstruction)"
+            r["status_note"] += " (our reconstruction)"
         if found.get(sid):
-            r["status"] = f"{r['status']}; {found[sid]} finding(s)"
-        others = ", ".join(f"{n} {v}" + (" (property fails there)" if v == "refuted" and r["kind"] != "claim of the paper" else "")
+            r["status_note"] += f"; {found[sid]} finding(s)"
+        r["status"] = r["shown"] + r["status_note"]
+        others = ", ".join(f"{n} {v}" + (" (property fails there)" if v == "refuted" and r["kind"] != "claim of the paper"
+                                         else " (as declared)" if v == "refuted" and declared.get(sid) else "")
                            for v, n in r["verdict_counts"].items() if v != "verified")
         if r.get("vacuous_passes"):
             others = ", ".join(x for x in (others, f"{r['vacuous_passes']} vacuous (nothing to check)") if x)
@@ -209,3 +256,94 @@ NOTES = ("certified: the deciding computation is exact rationals or ball arithme
          "statement does not apply there. Definitions and assumptions are properties of the data, not claims: "
          "their 'refuted' means the property fails on that instance (e.g. Assumption 1 with fewer than n "
          "queries), not that the paper is wrong. Timings: run.json.")
+
+
+def rests_on_unverified(ids, depends: dict, status: dict) -> dict[str, list[tuple[str, str]]]:
+    """Per verified statement of ``ids``: the statements its proof uses, directly
+    or through others (within ``ids``), whose status in this run is not
+    verified, nearest first, each as (id, the direct dependency it comes
+    through; "" when direct).  A verified statement is certified on its own
+    instances by its own checker: this says which part of the paper's proof
+    the run does not vouch for.
+
+    >>> rests_on_unverified(["a", "b", "c"], {"a": [], "b": ["a"], "c": ["b"]},
+    ...                     {"a": "refuted", "b": "verified", "c": "verified"})
+    {'b': [('a', '')], 'c': [('a', 'b')]}
+    """
+    def ok(s):
+        return str(status.get(s, "")).startswith("verified")
+
+    out = {}
+    for s in ids:
+        if not ok(s):
+            continue
+        seen, found, queue = {s}, [], [(d, "") for d in depends.get(s, ()) if d in ids]
+        while queue:
+            d, via = queue.pop(0)
+            if d in seen:
+                continue
+            seen.add(d)
+            if not ok(d):
+                found.append((d, via))
+            queue += [(e, via or d) for e in depends.get(d, ()) if e in ids]
+        if found:
+            out[s] = found
+    return out
+
+
+def short_reference(reference: str) -> str:
+    """A statement's reference up to its first comma outside parentheses ("Thm. 1 (eps = 0), App. A.2" ->
+    "Thm. 1 (eps = 0)")."""
+    depth = 0
+    for i, ch in enumerate(reference):
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            return reference[:i]
+    return reference
+
+
+def map_notes(ids, depends: dict, status: dict, reference: dict) -> list[tuple[str, str]]:
+    """The statement map's notes: (statement, what its proof uses that this
+    run does not verify) per verified statement whose proof uses one
+    (:func:`rests_on_unverified`), e.g. ("dana_corollary1", "Thm. 1 (eps = 0)
+    (inconclusive) and, through it, Lemma 2 (refuted, as declared)")."""
+    ref = lambda s: short_reference(reference.get(s, s))  # noqa: E731
+    out = []
+    for s, weak in rests_on_unverified(ids, depends, status).items():
+        clauses = []
+        for d in dict.fromkeys(via or d for d, via in weak):  # each direct dependency, nearest first
+            below = " and ".join(f"{ref(x)} ({status[x]})" for x, via in weak if via == d)
+            clauses.append(f"{ref(d)} ({status[d]})" + (f" and, through it, {below}" if below else ""))
+        out.append((s, "; ".join(clauses)))
+    return out
+
+
+def map_note_text(s: str, uses: str, *, reference: dict, status: dict) -> str:
+    """One note of :func:`map_notes` as the report's text says it."""
+    return (f"{short_reference(reference.get(s, s))} (`{s}`) is {status[s]} on its own instances, by its own checker; "
+            f"its proof uses {uses}: the verdict vouches for the statement on those instances, not for that proof.")
+
+
+def paper_map_notes(results, paper: str | None = None) -> list[str]:
+    """The notes under one paper's statement map (:func:`map_notes`), read from ``results``."""
+    rows = paper_rows(results, paper)
+    ids = [r["id"] for r in rows]
+    shown = shown_statuses(results)
+    status, reference = {s: shown[s] for s in ids}, {r["id"]: r["reference"] for r in rows}
+    return [map_note_text(s, uses, reference=reference, status=status)
+            for s, uses in map_notes(ids, {r["id"]: r["depends"] for r in rows}, status, reference)]
+
+
+def authors_short(citation: str) -> str:
+    """The authors of a citation as a label: "Dana et al.", "Kajitsuka & Sato" (the names before the first
+    part with a digit).
+
+    >>> authors_short("Mahdavi, Liao, Thrampoulidis, ICLR 2024, arXiv:2306.02010v3"), authors_short("A, B, 2025")
+    ('Mahdavi et al.', 'A & B')
+    """
+    names = []
+    for part in citation.split(","):
+        if any(ch.isdigit() for ch in part):
+            break
+        names.append(part.strip())
+    return names[0] + " et al." if len(names) > 2 else " & ".join(names)

@@ -124,6 +124,87 @@ def test_the_banner_counts_what_it_names(quick_runs):
     assert controls == sum(1 for r in rows for c in r["controls"] if c["role"] == "negative control")
 
 
+def _headings(md: str) -> list[tuple[int, str, str]]:
+    """(level, text, anchor as GitHub makes it) of every heading outside code fences."""
+    from verifier.report.markdown import github_slug
+
+    seen, out, fence = {}, [], False
+    for line in md.splitlines():
+        fence ^= line.startswith("```")
+        m = None if fence else re.match(r"^(#{1,6}) +(.*?)\s*$", line)
+        if m:
+            out.append((len(m.group(1)), m.group(2), github_slug(m.group(2), seen)))
+    return out
+
+
+def test_report_md_opens_with_contents_that_list_every_section(quick_runs):
+    """The contents come before the first section; every "## " and "### " heading is linked, each link lands."""
+    md = (quick_runs[0][0] / "REPORT.md").read_text()
+    heads = _headings(md)
+    assert [h[1] for h in heads if h[0] == 2][0] == "Contents"
+    toc = md.split("## Contents\n", 1)[1].split("\n## ", 1)[0]
+    links = re.findall(r"\]\(#([^)\s]+)\)", toc)
+    anchors = {a for _, _, a in heads}
+    assert links and set(links) <= anchors and len(links) == len(set(links))
+    listed = [a for level, text, a in heads if level in (2, 3) and text != "Contents"]
+    assert set(listed) == set(links)  # every section and subsection, nothing else
+    assert [a for a in links if a in {x for lv, _, x in heads if lv == 2}] == [x for lv, t, x in heads
+                                                                              if lv == 2 and t != "Contents"]
+
+
+def test_index_html_navigation_links_land_on_every_section(quick_runs):
+    page = (quick_runs[0][0] / "index.html").read_text()
+    nav = re.search(r'<nav class="toc"[^>]*>(.*?)</nav>', page, flags=re.S)
+    assert nav and page.index("</h1>") < nav.start() < page.index("<h2")
+    ids = re.findall(r"""\bid=["']([^"']+)["']""", page)
+    assert len(ids) == len(set(ids))
+    hrefs = re.findall(r'href="#([^"]+)"', nav.group(1))
+    h2_ids = re.findall(r"""<h2\b[^>]*\bid=["']([^"']+)["']""", page)
+    assert hrefs == h2_ids and len(h2_ids) == page.count("<h2")  # every section, in order, each with its id
+    assert "findings" in hrefs and "paper-dana2025" in hrefs
+
+
+def test_status_tables_say_refuted_as_declared_exactly_where_every_refutation_is_declared(quick_runs):
+    out, _ = quick_runs[0]
+    res, md = results(out), (out / "REPORT.md").read_text()
+    declared = {}
+    for r in res["summary"]["refutations"]:
+        declared[r["statement"]] = declared.get(r["statement"], True) and bool(r["declared"])
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)` \|[^|]*\| ([^|]*) \|", md, flags=re.M)}
+    for sid, row in res["statements"].items():
+        status = rows[sid]
+        if row["status"] == "refuted" and declared.get(sid):
+            assert status.startswith("refuted, as declared"), (sid, status)
+        else:
+            assert "as declared" not in status, (sid, status)
+    assert any(row["status"] == "refuted" and declared.get(sid) for sid, row in res["statements"].items())
+
+
+def test_a_verified_statement_on_an_unverified_one_gets_a_map_note(quick_runs):
+    """Each paper's map: one note per verified statement whose proof uses (directly or through others) a
+    statement of the paper not verified in the run."""
+    from verifier.report.summary import shown_statuses
+
+    out, _ = quick_runs[0]
+    res, md = results(out), (out / "REPORT.md").read_text()
+    shown = shown_statuses(res)
+    rows = res["statements"]
+    expected = set()
+    for paper in res["papers_order"]:
+        ids = [s for s, r in rows.items() if r["paper"] == paper]
+        for s in ids:
+            todo, seen = [d for d in rows[s]["depends"] if d in ids], set()
+            while todo:
+                d = todo.pop()
+                if d not in seen:
+                    seen.add(d)
+                    todo += [e for e in rows[d]["depends"] if e in ids]
+            if shown[s].startswith("verified") and any(not shown[d].startswith("verified") for d in seen):
+                expected.add(s)
+    noted = set(re.findall(r"^\d+\. .*? \(`(\w+)`\) is verified[^;]*; its proof uses", md, flags=re.M))
+    assert noted == expected and expected  # the quick run: Thm. 2's repair rests on Thm. 2, refuted as declared
+
+
 def test_unimplemented_statement_is_never_a_pass(tmp_path, monkeypatch):
     registry.load_all()
     monkeypatch.setattr(registry.REGISTRY["assumption2"], "check", None)
@@ -170,7 +251,7 @@ def test_refutation_is_shown_first_with_its_command(tmp_path, monkeypatch):
     (ref,) = res["summary"]["refutations"]
     assert ref["statement"] == "lemma2"
     assert ref["command"] == report.reproduce_command("lemma2", ref["options"])
-    page = (tmp_path / "index.html").read_text()
+    page = re.sub(r'<nav class="toc".*?</nav>', "", (tmp_path / "index.html").read_text(), flags=re.S)  # the sections
     attention = page.index("Needs attention")
     assert attention < page.index("REFUTED") < page.index("Results by statement")
     assert ref["command"] in page
