@@ -14,6 +14,7 @@ its status.
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 from verifier.report.findings import errata_line, run_findings
@@ -120,6 +121,11 @@ def _li(label: str, text: str) -> str:
     return f"<li><b>{html.escape(label)}</b>: {html.escape(text)}</li>"
 
 
+def _code_spans(text: str) -> str:
+    """Markdown's `code` spans as <code>, the rest escaped (the cells are written once for both pages)."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(str(text)))
+
+
 def html_section(results: dict) -> str:
     entries = results.get("findings") or []
     esc = html.escape
@@ -130,7 +136,7 @@ def html_section(results: dict) -> str:
                      + "".join(f"<th>{esc(c)}</th>" for c in SUMMARY_COLUMNS) + "</tr>")
         cell = lambda i, c, e: (f"<td><a href=\"#{esc(c)}\"><code>{esc(c)}</code></a></td>" if i == 1 else  # noqa: E731
                                 f"<td class='num'><a href=\"#finding-{esc(e['key'])}\">{esc(c)}</a></td>" if i == 0
-                                else f"<td>{esc(c)}</td>")
+                                else f"<td>{_code_spans(c)}</td>")
         parts += ["<tr>" + "".join(cell(i, c, e) for i, c in enumerate(row)) + "</tr>"
                   for row, e in zip(summary_rows(entries), entries)]
         parts.append("</table>")

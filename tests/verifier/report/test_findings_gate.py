@@ -115,3 +115,16 @@ def test_errata_command_writes_the_document(tmp_path, capsys):
     assert len(certs) == 9 and "verifier/recheck.py" in doc  # Thm. 2 (3), Lemma 2 (2 + S = 1), Thm. 1's floor (3)
     assert recheck.main([str(p) for p in certs]) == 0  # re-checked without the project
     assert main(["errata", "nonesuch", "--out", str(tmp_path)]) == 2
+
+
+def test_the_findings_table_shows_code_spans_as_code_in_html():
+    """A repair cell names its checker in backticks (Markdown): the page shows <code>, never a raw backtick."""
+    entry = dict(_entry(("refuted", "refuted")), title="T <b>", printed={"text": "x", "where": "p. 1", "source": "s",
+                                                                         "retrieved": True, "lost": ""},
+                 reading="r", strongest="s", survives=True, family="f", depends_on=["N"], repair="add C < 1/2",
+                 repair_id="dana_thm2_small_c", repair_status="repaired", notes=[], declared="d", paper="dana2025")
+    entry["witnesses"] = entry["witnesses"] + [dict(entry["witnesses"][0], role="repair", verdict="verified")]
+    page = report_errata.html_section({"findings": [entry]})
+    table = page[page.index("<table>"):page.index("</table>")]
+    assert "<code>dana_thm2_small_c</code>" in table and "`" not in table
+    assert "T &lt;b&gt;" in table  # the rest still escaped
