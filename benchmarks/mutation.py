@@ -114,6 +114,7 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
                                                                                  T + "verifier/arith/test_rank_float_orders.py"]),
     # what a user's number means and the certificates over its intervals (issue 31)
     "precision": ("verifier/data/precision.py", [T + "verifier/data/test_precision.py",
+                                                 T + "verifier/data/test_precision_mutants.py",
                                                  T + "soundness/test_data_precision.py"]),
     "files": ("verifier/data/files.py", [T + "verifier/data/test_files.py", T + "verifier/data/test_instances.py",
                                          T + "verifier/cli/test_bad_inputs.py"]),

@@ -216,7 +216,8 @@ def float64_rounding(a) -> str:
     if a.dtype.kind == "O":
         return "exact values (integers beyond 2^53 or decimals) that float64 rounds"
     if a.dtype.kind in "iu":
-        big = a[(a > EXACT_INTEGER_LIMIT) | (a < -EXACT_INTEGER_LIMIT)] if a.dtype.itemsize > 4 else a[:0]
+        # a.ravel()[:0], not a[:0]: a 0-d array (a scalar weight) has no axis to slice
+        big = a[(a > EXACT_INTEGER_LIMIT) | (a < -EXACT_INTEGER_LIMIT)] if a.dtype.itemsize > 4 else a.ravel()[:0]
         if any(int(float(x)) != x for x in big.tolist()):
             return f"{a.dtype.name} entries beyond 2^53 that float64 rounds"
         return ""
