@@ -1,26 +1,16 @@
-"""A standalone re-checker of certificate files: it imports only the standard
-library and mpmath (numpy, for the float products of large certificates,
-when it is installed), never the project, so a reader can re-verify a
-finding without trusting mha-verify.  docs/CERTIFICATES.md is the format's
-specification; this file is one implementation of it.
+"""A standalone re-checker of certificate files (docs/CERTIFICATES.md is the format's specification; this file is
+one implementation of it).  It imports only the standard library and mpmath (numpy for the float path of large
+certificates, when installed), never the project, so a reader can re-verify a finding without trusting mha-verify.
 
     python verifier/recheck.py CERT.json [...]        (or: python -m verifier.recheck)
-    exit 0: every file accepted; 1: a claim not proved (rejected); 2: a file
-    unreadable or ill-formed (one line each, never a traceback)
+    exit 0: every file accepted; 1: a claim not proved (rejected); 2: a file unreadable or ill-formed (one line
+    each, never a traceback)
 
-A certificate states a claim (numbers) about data (exact rationals).  Each
-kind recomputes from the data what the claim says and compares: a mismatch,
-a claim the arithmetic cannot prove, or a field of the wrong type, size or
-range is refused.  The ``sha256`` member only detects accidental edits: it is
-not a signature (anyone can recompute it); acceptance rests on the arithmetic
-alone, and what is printed is the statement proved from ``kind`` and
-``claim``, never the free text ``about``.
-
-Trusted: Python's integers and fractions; mpmath's interval arithmetic
-(outward rounding); for the float path, IEEE binary64 with rounding to
-nearest (checked at start), products summed in any order with or without FMA
-but not by a fast (Strassen-like) algorithm, under the a priori bounds of
-spec Sec. 6, all implemented here.
+Each kind recomputes from the data what the claim says and compares.  The ``sha256`` member only detects accidental
+edits (it is not a signature); what is printed is the statement proved from ``kind`` and ``claim``, never ``about``.
+Trusted: Python's integers and fractions; mpmath's interval arithmetic (outward rounding); for the float path, IEEE
+binary64 with rounding to nearest (checked at start) and products summed in any order, with or without FMA, not by
+a fast (Strassen-like) algorithm, under the a priori bounds of spec Sec. 6, all implemented here.
 """
 from __future__ import annotations
 
@@ -30,6 +20,7 @@ import itertools
 import json
 import math
 import re
+import struct
 import sys
 from contextlib import contextmanager
 from fractions import Fraction
@@ -59,7 +50,6 @@ class Rejected(Exception):
 
 
 # -- reading ---------------------------------------------------------------------------------------------------
-
 def _no_duplicates(pairs):
     out = {}
     for key, value in pairs:
@@ -75,12 +65,8 @@ def _json_int(text):
     return int(text)
 
 
-def _json_float(text):
+def _json_float(text):  # also NaN, Infinity and -Infinity
     raise IllFormed(f"JSON number {text[:30]!r}: exact values are strings (\"p/q\", decimals) or integers")
-
-
-def _json_constant(name):
-    raise IllFormed(f"JSON {name} is not a number")
 
 
 def read(path) -> dict:
@@ -94,13 +80,11 @@ def read(path) -> dict:
         raise IllFormed(f"larger than {MAX_FILE_BYTES} bytes")
     if raw.count(b",") + raw.count(b"[") + raw.count(b"{") > MAX_VALUES:
         raise IllFormed(f"more than {MAX_VALUES} JSON values (write large arrays in base64)")
+    if not raw.isascii():
+        raise IllFormed("not ASCII text")
     try:
-        text = raw.decode("ascii")
-    except UnicodeDecodeError:
-        raise IllFormed("not ASCII text") from None
-    try:
-        obj = json.loads(text, object_pairs_hook=_no_duplicates, parse_int=_json_int, parse_float=_json_float,
-                         parse_constant=_json_constant)
+        obj = json.loads(raw.decode("ascii"), object_pairs_hook=_no_duplicates, parse_int=_json_int,
+                         parse_float=_json_float, parse_constant=_json_float)
     except RecursionError:
         raise IllFormed("nested too deeply") from None
     except ValueError as exc:
@@ -118,7 +102,6 @@ def digest(cert: dict) -> str:
 
 
 # -- fields -------------------------------------------------------------------------------------------------------
-
 def _fields(obj, keys, what: str) -> dict:
     if not isinstance(obj, dict):
         raise IllFormed(f"{what} is not an object")
@@ -148,8 +131,7 @@ _DECIMAL = re.compile(r"(-?)([0-9]{1,%d})(?:\.([0-9]{1,%d}))?(?:[eE]([+-]?[0-9]{
 
 
 def number(x, what: str = "a number") -> Fraction:
-    """An exact rational from a JSON integer, "p/q" or a decimal ("-1.25e-3"):
-    the text's length, digits and exponent are limited before any arithmetic."""
+    """An exact rational from a JSON integer, "p/q" or a decimal ("-1.25e-3"), its text limited before arithmetic."""
     if isinstance(x, int) and not isinstance(x, bool):
         return Fraction(x)
     if not isinstance(x, str) or len(x) > 2 * MAX_DIGITS + 8:
@@ -163,22 +145,19 @@ def number(x, what: str = "a number") -> Fraction:
     if not m or len(m[2]) + len(m[3] or "") > MAX_DIGITS or abs(int(m[4] or 0)) > MAX_EXPONENT:
         raise IllFormed(f"{what}: {x[:40]!r} is not \"p/q\" or a decimal within {MAX_DIGITS} digits and "
                         f"exponent {MAX_EXPONENT}")
-    frac = m[3] or ""
-    value = Fraction(int(m[2] + frac)) * Fraction(10) ** (int(m[4] or 0) - len(frac))
+    num, e = int(m[2] + (m[3] or "")), int(m[4] or 0) - len(m[3] or "")
+    value = Fraction(num * 10 ** e) if e >= 0 else Fraction(num, 10 ** -e)
     return -value if m[1] else value
 
 
 class Exact:
-    """An array of exact rationals (row-major) of a known shape: from nested
-    JSON lists of numbers, or {"float64": base64 of little-endian binary64}."""
+    """Exact rationals (row-major) of a known shape: nested JSON lists, or {"float64": base64 of binary64 LE}."""
 
     def __init__(self, shape: tuple, values=None, raw: bytes | None = None):
         self.shape, self._values, self._raw, self._floats = shape, values, raw, None
 
     def fractions(self) -> list:
         if self._values is None:
-            import struct
-
             self._values = [Fraction(v) for v in struct.unpack(f"<{len(self._raw) // 8}d", self._raw)]
         return self._values
 
@@ -189,6 +168,8 @@ class Exact:
             if self._raw is not None:
                 a = np.frombuffer(self._raw, dtype="<f8").astype(np.float64)
             else:
+                if any(abs(v) > MAG for v in self._values):
+                    raise Rejected("an entry is beyond 2^400: not provable on the float path")
                 a = np.array([float(v) for v in self._values], dtype=np.float64)
                 if any(Fraction(f) != v for f, v in zip(a.tolist(), self._values)):
                     raise Rejected("the float path needs binary64 values; an entry is not one")
@@ -210,9 +191,7 @@ def array(x, shape: tuple, what: str) -> Exact:
             raw = base64.b64decode(text, validate=True)
         except ValueError:
             raise IllFormed(f"{what}: not base64") from None
-        view = memoryview(raw if sys.byteorder == "little" else bytes(
-            b for i in range(0, len(raw), 8) for b in raw[i:i + 8][::-1])).cast("d")
-        if any(not math.isfinite(v) for v in view):
+        if any(not math.isfinite(v) for v, in struct.iter_unpack("<d", raw)):
             raise IllFormed(f"{what}: a binary64 entry is infinite or NaN")
         return Exact(shape, raw=raw)
     values = []
@@ -246,44 +225,109 @@ def _list(x, lo: int, hi: int, what: str) -> list:
     return x
 
 
-# -- exact and interval arithmetic --------------------------------------------------------------------------------
+# -- exact arithmetic, within one budget of word operations (spec Sec. 7) ------------------------------------------
+EXACT_WORK = 2 * 10**9  # word operations of one file's exact arithmetic, each step estimated before it runs
+_spent = [0]
 
-def exact_rank(rows) -> int:
-    """Rank over Q (exact fractions): each distinct row reduced against an echelon basis."""
-    basis = []  # (pivot column, row with 1 at its pivot)
-    for r in dict.fromkeys(tuple(r) for r in rows):
-        v = [Fraction(x) for x in r]
-        for c, b in basis:
-            if v[c] != 0:
-                f = v[c]
-                v = [x - f * y for x, y in zip(v, b)]
-        c = next((j for j, x in enumerate(v) if x != 0), None)
-        if c is not None:
-            basis.append((c, [x / v[c] for x in v]))
-            if len(basis) == len(v):
-                break
+
+def charge(units: int, what: str) -> None:
+    """Count ``units`` word operations against the file's budget before doing them (IllFormed beyond it)."""
+    _spent[0] += units
+    if _spent[0] > EXACT_WORK:
+        raise IllFormed(f"{what}: exact arithmetic of about {show(_spent[0])} word operations, above the "
+                        f"{show(EXACT_WORK)} a file may use")
+
+
+def common(values, what: str) -> tuple:
+    """(integers c, D > 0) with values[i] = c[i] / D exactly (values: Fractions or (numerator, denominator > 0)
+    pairs). D = 2^s times the distinct odd parts of the denominators: its size is known before any product."""
+    pairs = [x if isinstance(x, tuple) else (x.numerator, x.denominator) for x in values]
+    twos = {q: (q & -q).bit_length() - 1 for q in {q for _, q in pairs}}  # denominator -> its power of 2
+    odd = {q >> s for q, s in twos.items()}
+    bits = max(twos.values(), default=0) + sum(o.bit_length() for o in odd)
+    big = max((max(abs(p).bit_length(), q.bit_length()) for p, q in pairs), default=0)
+    charge((len(odd) + 2 * len(pairs)) * (32 + 4 * (bits // 64 + 1) * (big // 64 + 1)), what)  # 4: 30-bit digits
+    D = math.prod(odd) << max(twos.values(), default=0)
+    quot = {q: D // q for q in twos}
+    return [p * quot[q] for p, q in pairs], D
+
+
+def exact_sum(values, what: str) -> tuple:
+    """(numerator, denominator > 0) of the exact sum, not reduced (no gcd of long integers)."""
+    c, D = common(values, what)
+    return sum(c), D
+
+
+def exact_rank(rows, what: str = "an exact rank") -> int:
+    """Rank over Q: each row scaled to integers (rank unchanged), then fraction-free elimination (Bareiss):
+    every entry is then a minor of at most k (b + log2 k) bits; the work is charged first."""
+    rows = [common(r, what)[0] for r in dict.fromkeys(tuple(r) for r in rows)]
+    if len(rows) > len(rows[0] if rows else ()):
+        rows = [list(c) for c in zip(*rows)]  # rank(A) = rank(A^T): eliminate along the shorter side
+    m, n = len(rows), len(rows[0]) if rows else 0
+    k, b = min(m, n), max((abs(x).bit_length() for r in rows for x in r), default=0)
+    charge(n * k * (2 * m - k - 1) // 2 * (32 + 3 * (k * (b + k.bit_length()) // 64 + 1) ** 2), what)
+    prev, r = 1, 0
+    for c in range(n):
+        p = next((i for i in range(r, m) if rows[i][c]), None)
+        if p is None:
+            continue
+        rows[r], rows[p] = rows[p], rows[r]
+        piv, top = rows[r][c], rows[r]
+        for i in range(r + 1, m):
+            f = rows[i][c]
+            rows[i] = [(piv * x - f * y) // prev for x, y in zip(rows[i], top)]  # exact (Bareiss)
+        prev, r = piv, r + 1
+    return r
+
+
+def rank_mod2(rows):
+    """The rank modulo 2 of rational rows (None when a denominator is even): a lower bound of their rank over
+    Q, since an odd k x k minor of the rows scaled by their odd denominators is not 0."""
+    basis = {}
+    for row in rows:
+        if any(not x.denominator & 1 for x in row):
+            return None
+        v = int("".join("1" if x.numerator & 1 else "0" for x in row) or "0", 2)
+        while v and v.bit_length() in basis:
+            v ^= basis[v.bit_length()]
+        if v:
+            basis[v.bit_length()] = v
     return len(basis)
 
 
+def show(x, digits: int = 6) -> str:
+    """A number (int, Fraction, (numerator, denominator) or mpf) in ``digits`` digits, never a long integer in text."""
+    def mpf(n):
+        return mp.ldexp(mp.mpf(n >> max(n.bit_length() - 64, 0)), max(n.bit_length() - 64, 0))
+    with mp.workprec(64):
+        if not isinstance(x, mp.mpf):
+            num, den = x if isinstance(x, tuple) else (x.numerator, x.denominator)
+            x = mpf(num) / mpf(den)
+        return f"{float(x):.{digits}g}" if x == 0 or 1e-300 < abs(x) < 1e300 else mp.nstr(x, digits)
+
+
+# -- interval arithmetic ------------------------------------------------------------------------------------------
 @contextmanager
 def precision(bits: int):
-    old = iv.prec
-    iv.prec = bits
+    old, iv.prec = iv.prec, bits
     try:
         yield
     finally:
         iv.prec = old
 
 
-def ival(q: Fraction):
-    """The interval of the rational q (exact, or its endpoints rounded outward)."""
-    return iv.mpf(q.numerator) / q.denominator
+def ival(q):
+    """The interval of q (a Fraction or (numerator, denominator > 0)): exact, or its ends rounded outward."""
+    num, den = q if isinstance(q, tuple) else (q.numerator, q.denominator)
+    return iv.mpf(num) / den
 
 
 def _end(raw):
-    """An interval's endpoint as a Fraction; None when it is infinite or NaN (mpmath's raw infinities have
-    mantissa 0: to_rational would read them as 0)."""
-    return Fraction(*to_rational(raw)) if mp.isfinite(mp.make_mpf(raw)) else None
+    """An interval's endpoint as a Fraction; None when it is infinite, NaN (mpmath's raw infinities have mantissa 0:
+    to_rational would read them as 0) or beyond 2^65536 or below 2^-65536 in magnitude (unknown: proves nothing)."""
+    x = mp.make_mpf(raw)
+    return Fraction(*to_rational(raw)) if mp.isfinite(x) and (not x or abs(mp.mag(x)) <= 1 << 16) else None
 
 
 def upper(x):
@@ -295,10 +339,16 @@ def lower(x):
     return _end(x._mpi_[0])
 
 
-def below(x, q: Fraction) -> bool:
-    """Every point of the interval x is < q."""
-    hi = upper(x)
-    return hi is not None and hi < q
+def below(x, q) -> bool:
+    """Every point of the interval x is < q (a Fraction or a pair (numerator, denominator > 0))."""
+    hi, (num, den) = upper(x), q if isinstance(q, tuple) else (q.numerator, q.denominator)
+    return hi is not None and hi.numerator * den < num * hi.denominator
+
+
+def meet(x, lo, hi):
+    """x narrowed to [the lower end of lo, the upper end of hi]: three enclosures of one number."""
+    end = lambda y, i: mp.make_mpf(y._mpi_[i])  # noqa: E731
+    return iv.mpf([max(end(x, 0), end(lo, 0)), min(end(x, 1), end(hi, 1))])
 
 
 def approximate_inverse(A) -> list:
@@ -314,15 +364,13 @@ def approximate_inverse(A) -> list:
             M[c], M[p] = M[p], M[c]
             M[c] = [x / M[c][c] for x in M[c]]
             for i in range(k):
-                if i != c and M[i][c] != 0:
-                    f = M[i][c]
+                if i != c and (f := M[i][c]) != 0:
                     M[i] = [x - f * y for x, y in zip(M[i], M[c])]
         return [row[k:] for row in M]
 
 
 def nonsingular_intervals(minor) -> str:
-    """Every matrix in the k x k interval matrix is nonsingular, because
-    ||I - X A||_inf < 1 for X a float inverse of the midpoint (any X will do)."""
+    """Every matrix in the interval matrix A is nonsingular: ||I - X A||_inf < 1, X a float inverse of the midpoint."""
     k = len(minor)
     mids = [[float(x.mid) for x in r] for r in minor]
     if not all(math.isfinite(x) for r in mids for x in r):
@@ -344,14 +392,12 @@ def nonsingular_intervals(minor) -> str:
 
 
 def positive_definite(G) -> bool:
-    """The interval Cholesky of the symmetric interval matrix G runs with
-    every pivot > 0: every symmetric matrix in G is positive definite."""
+    """Interval Cholesky of the symmetric interval matrix G, every pivot > 0: every symmetric matrix in G is PD."""
     m = len(G)
     L = [[iv.mpf(0)] * m for _ in range(m)]
     for j in range(m):
         s = G[j][j] - sum((L[j][i] ** 2 for i in range(j)), iv.mpf(0))
-        lo = lower(s)
-        if lo is None or not lo > 0:
+        if not (lower(s) or 0) > 0:
             return False
         L[j][j] = iv.sqrt(s)
         for i in range(j + 1, m):
@@ -360,7 +406,6 @@ def positive_definite(G) -> bool:
 
 
 # -- the float path: numpy products under a priori bounds (spec Sec. 6) ------------------------------------------
-
 U = Fraction(1, 2**53)  # unit roundoff of binary64
 UL = Fraction(1, 2**1022)  # absolute error of one operation near underflow
 SLACK = Fraction(1, 2**500)  # added to every upper bound: covers every underflow term here
@@ -389,13 +434,10 @@ def _matmul(a, b):
 def _check_ieee(np):
     """Rounding to nearest, ties to even, with gradual underflow, on this machine's numpy (spec Sec. 1)."""
     one = np.array([1.0, 2.0**-1040])
-    tie = float((one[:1] + 2.0**-53)[0])  # a tie: rounds to even, 1
-    near = float((one[:1] + 1.5 * 2.0**-53)[0])  # to nearest: 1 + 2^-52
-    down = float((-one[:1] - 1.5 * 2.0**-53)[0])  # to nearest: -(1 + 2^-52)
-    sub = float((one[1:] * 0.5)[0])  # 2^-1041: subnormal, kept by gradual underflow
-    prod = float(_matmul(one[None, 1:], one[1:, None] * 0 + 2.0**-10)[0, 0])  # 2^-1050 in a product
-    if not (tie == 1.0 and near == 1.0 + 2.0**-52 and down == -(1.0 + 2.0**-52) and sub == 2.0**-1041
-            and prod == 2.0**-1050):
+    # a tie rounds to even (1); to nearest both ways; 2^-1041 subnormal (gradual underflow), 2^-1050 in a product
+    got = (float((one[:1] + 2.0**-53)[0]), float((one[:1] + 1.5 * 2.0**-53)[0]), float((-one[:1] - 1.5 * 2.0**-53)[0]),
+           float((one[1:] * 0.5)[0]), float(_matmul(one[None, 1:], one[1:, None] * 0 + 2.0**-10)[0, 0]))
+    if got != (1.0, 1.0 + 2.0**-52, -(1.0 + 2.0**-52), 2.0**-1041, 2.0**-1050):
         raise Rejected("this machine's float64 is not IEEE round-to-nearest with gradual underflow")
 
 
@@ -409,8 +451,7 @@ def fl_up(q: Fraction) -> float:
 
 
 def fl_down(q: Fraction) -> float:
-    f = float(q)
-    return f if Fraction(f) <= q else math.nextafter(f, -math.inf)
+    return -fl_up(-q)
 
 
 def up(x, F: Fraction, A: Fraction = SLACK):
@@ -450,9 +491,8 @@ def rowsum_up(M):
 
 def mul_up(P, Q):
     """Floats >= P Q (exact product) for nonnegative float arrays."""
-    k = P.shape[-1]
+    k, g = P.shape[-1], gamma(P.shape[-1])
     in_range(P, Q)
-    g = gamma(k)
     return up(_matmul(P, Q), 1 / (1 - g), 3 * k * UL / (1 - g) + SLACK)
 
 
@@ -460,10 +500,8 @@ def ball_mul(Am, Ar, Bm, Br):
     """(C, rad) with |X Y - C| <= rad for every X in Am +/- Ar, Y in Bm +/- Br (a radius None: exact)."""
     np = _NP
     in_range(Am, Ar, Bm, Br)
-    k = Am.shape[-1]
+    k, C, aB = Am.shape[-1], _matmul(Am, Bm), np.abs(Bm)
     g = gamma(k)
-    C = _matmul(Am, Bm)
-    aB = np.abs(Bm)
     G1 = up(aB, g) if Br is None else add_up(up(aB, g), Br)
     R = mul_up(np.abs(Am), G1)
     if Ar is not None:
@@ -484,30 +522,24 @@ def _slices(A, e, b: int):
 
 
 def accurate_mul(A, B):
-    """(mid, rad) with |A B - mid| <= rad for exact float matrices: three
-    slices each way whose nine products are exact in any summation order,
-    summed by Sum2 (spec 6.3)."""
-    np = _NP
+    """(mid, rad) with |A B - mid| <= rad for exact float matrices: three slices each way whose nine products
+    are exact in any summation order, summed by Sum2 (spec 6.3)."""
+    np, k = _NP, A.shape[1]
     in_range(A, B)
-    k = A.shape[1]
     ra, cb = np.max(np.abs(A), axis=1), np.max(np.abs(B), axis=0)
     small = lambda v: bool(np.any((v > 0) & (v < 2.0**-400)))  # noqa: E731
     if k == 0 or small(ra) or small(cb):
         return ball_mul(A, None, B, None)
     b = (53 - (k - 1).bit_length()) // 2  # k 2^(2b) <= 2^53
     ea, eb = np.frexp(ra)[1][:, None], np.frexp(cb)[1][:, None]  # |row| < 2^e (0 for a zero row)
-    As, RA = _slices(A, ea, b)
-    Bt, RB = _slices(B.T, eb, b)
+    (As, RA), (Bt, RB) = _slices(A, ea, b), _slices(B.T, eb, b)
     prods = [_matmul(a, bt.T) for a in As for bt in Bt]
     s, c, absum = prods[0], np.zeros_like(prods[0]), np.abs(prods[0])
     for p in prods[1:]:  # Sum2: cascaded TwoSum
         t = s + p
         z = t - s
-        c = c + ((s - (t - z)) + (p - z))
-        s = t
-        absum = absum + np.abs(p)
-    mid = s + c
-    g8 = gamma(8)
+        c, s, absum = c + ((s - (t - z)) + (p - z)), t, absum + np.abs(p)
+    mid, g8 = s + c, gamma(8)
     rad = add_up(up(np.abs(mid), U / (1 - U)), up(absum, g8 * g8 / ((1 - g8) * (1 - U))))
     # the remainders: |R_A B + (A - R_A) R_B| <= max|R_A| colsum|B| + rowsum|A| max|R_B| (|A - R_A| <= |A|)
     rem = add_up(up(np.outer(np.max(np.abs(RA), axis=1), rowsum_up(np.abs(B.T))), 1 / (1 - U)),
@@ -528,11 +560,9 @@ def _exp_constants():
             lo = float((ln2 - iv.mpf(LN2_HI)).mid)
             assert abs(upper(abs(ln2 - iv.mpf(LN2_HI) - iv.mpf(lo)))) < Fraction(1, 2**80)
             e = iv.exp(iv.mpf("0.35"))
-            u = ival(U)
-            g = ival(gamma(28))
+            u, g = ival(U), ival(gamma(28))
             eps = g * (1 + u) * e + u * e + iv.mpf("0.35") ** 15 / math.factorial(15) * e
-            rho1 = eps * e
-            er = iv.mpf(2) ** -52
+            rho1, er = eps * e, iv.mpf(2) ** -52
             rho = max(upper(iv.exp(er) / (1 - rho1) - 1), upper(1 - iv.exp(-er) / (1 + rho1)))
         _EXP.update(lo=lo, coeffs=[float(Fraction(1, math.factorial(j))) for j in range(15)],
                     upf=fl_up((1 + rho) / (1 - U)), dnf=fl_down((1 - rho) / (1 + U)))
@@ -541,8 +571,7 @@ def _exp_constants():
 
 def exp_bounds(x):
     """(lo, hi) with lo <= exp(x) <= hi for a float array x <= 1 (spec 6.4)."""
-    np = _NP
-    C = _exp_constants()
+    np, C = _NP, _exp_constants()
     if x.size and not float(np.max(x)) <= 1.0:
         raise Rejected("exp argument above 1 or NaN in the float path")
     deep = x < -690.0
@@ -551,18 +580,16 @@ def exp_bounds(x):
     r = (xc - k * LN2_HI) - k * C["lo"]
     if r.size and float(np.max(np.abs(r))) > 0.35:
         raise Rejected("exp range reduction failed in the float path")
-    c = C["coeffs"]
-    p = np.full_like(r, c[14])
+    p = np.full_like(r, C["coeffs"][14])
     for j in range(13, -1, -1):
-        p = p * r + c[j]
+        p = p * r + C["coeffs"][j]
     two_k = np.ldexp(1.0, k.astype(np.int32))
     return np.where(deep, 0.0, (p * C["dnf"]) * two_k), np.where(deep, 2.0**-995, (p * C["upf"]) * two_k)
 
 
 def softmax_ball(am, ar):
     """(mid, rad) enclosing softmax(a) along the last axis for every a in am +/- ar (spec 6.5)."""
-    np = _NP
-    n = am.shape[-1]
+    np, n = _NP, am.shape[-1]
     ref = np.argmax(am, axis=-1)[..., None]
     is_ref = np.arange(n) == ref
     x = np.where(is_ref, 0.0, am - np.take_along_axis(am, ref, -1))
@@ -573,18 +600,15 @@ def softmax_ball(am, ar):
     e_lo, e_hi = exp_bounds(x)
     lo = np.where(is_ref, 1.0, down_ops(e_lo * (1.0 - xr), 2))
     hi = np.where(is_ref, 1.0, up_ops(e_hi * (1.0 + 2.0 * xr), 2))
-    s_lo = down_ops(total(lo)[..., None], n)
-    s_hi = up_ops(total(hi)[..., None], n)
-    p_lo = down_ops(lo / s_hi, 1)
-    p_hi = np.minimum(up_ops(hi / s_lo, 1), 1.0)
+    s_lo, s_hi = down_ops(total(lo)[..., None], n), up_ops(total(hi)[..., None], n)
+    p_lo, p_hi = down_ops(lo / s_hi, 1), np.minimum(up_ops(hi / s_lo, 1), 1.0)
     mid = (p_lo + p_hi) * 0.5
     return mid, up_ops(np.maximum(p_hi - mid, mid - p_lo), 1)
 
 
 def nonsingular_float(Am, Ar) -> str:
     """Every matrix in Am +/- Ar (k x k) is nonsingular: ||I - R X||_inf < 1 (spec 6.6)."""
-    np = _NP
-    k = Am.shape[0]
+    np, k = _NP, Am.shape[0]
     in_range(Am, Ar)
     try:
         R = np.linalg.inv(Am)
@@ -605,7 +629,6 @@ def nonsingular_float(Am, Ar) -> str:
 
 
 # -- the MHA layer (Eqs. 1-8 of Mahdavi et al.), in intervals or in float balls -----------------------------------
-
 LIM = {"T": 1 << 17, "n": 1 << 14, "d": 1 << 15, "H": 1 << 10, "d_h": 1 << 15, "d_v": 1 << 15, "d_out": 1 << 10}
 MHA_KEYS = ("T", "n", "d", "H", "d_h", "shared", "contexts", "queries", "W_K", "W_Q", "rows", "cols")
 READOUT_KEYS = ("d_v", "d_out", "labels", "W_V", "W_O", "W_D", "skip")
@@ -633,7 +656,8 @@ def mha_data(data: dict, readout: bool) -> dict:
 def _work(o: dict, readout: bool) -> int:
     T, n, d, H, dh, k = o["T"], o["n"], o["d"], o["H"], o["d_h"], len(o["rows"])
     extra = (T * H * d + 2 * H * d * o["d_v"] + T * d) * o["d_out"] if readout else 0
-    return T * H * (d * dh + n * dh + 2 * n * d) + k ** 3 + extra
+    keys = H * d * dh * (n if o["shared"] else T)  # E W_K^h once per head (shared), else W_K^h p per example
+    return T * H * (d * dh + n * dh + 2 * n * d) + keys + k ** 3 + extra
 
 
 def _memory(o: dict, readout: bool) -> int:
@@ -644,11 +668,9 @@ def _memory(o: dict, readout: bool) -> int:
 
 
 def _heads_coords(o: dict, everything: bool) -> dict:
-    d = o["d"]
-    if everything:
-        return {h: list(range(d)) for h in range(o["H"])}
-    out = {}
-    for j in o["cols"]:
+    """{head: its coordinates that Z is computed on}: all (the readout needs them) or those of the minor."""
+    d, out = o["d"], {}
+    for j in range(o["H"] * d) if everything else o["cols"]:
         out.setdefault(j // d, []).append(j % d)
     return out
 
@@ -658,7 +680,6 @@ def features_intervals(o: dict, everything: bool) -> dict:
     T, n, d, dh = o["T"], o["n"], o["d"], o["d_h"]
     to_iv = lambda a: [ival(x) for x in a.fractions()]  # noqa: E731
     Ef, ef, WKf, WQf = to_iv(o["E"]), to_iv(o["e"]), to_iv(o["W_K"]), to_iv(o["W_Q"])
-    ctx = lambda t: 0 if o["shared"] else t  # noqa: E731
     zero = iv.mpf(0)
     out = {}
     for h, coords in _heads_coords(o, everything).items():
@@ -669,15 +690,13 @@ def features_intervals(o: dict, everything: bool) -> dict:
         block = []
         for t in range(T):
             p = [sum((ef[t * d + i] * WQ(i, c) for i in range(d)), zero) for c in range(dh)]
-            base = ctx(t) * n * d
+            base = (0 if o["shared"] else t) * n * d
             if K is not None:
                 a = [sum((K[r][c] * p[c] for c in range(dh)), zero) for r in range(n)]
             else:
                 u = [sum((WK(i, c) * p[c] for c in range(dh)), zero) for i in range(d)]
                 a = [sum((Ef[base + r * d + i] * u[i] for i in range(d)), zero) for r in range(n)]
-            m = a[0].mid
-            for x in a[1:]:
-                m = x.mid if x.mid.a > m.a else m
+            m = max((x.mid for x in a), key=lambda y: y.a)  # the first largest midpoint
             ex = [iv.exp(x - m) for x in a]
             tot = sum(ex, zero)
             s = [x / tot for x in ex]
@@ -696,8 +715,7 @@ def features_float(o: dict, everything: bool) -> dict:
         P = accurate_mul(e, WQ[h])  # e W_Q^h (T, d_h): cancels on Prop. 1's fitted examples
         if o["shared"]:
             K = accurate_mul(E[0], WK[h])  # E W_K^h (n, d_h)
-            am, ar = ball_mul(P[0], P[1], K[0].T, K[1].T)
-            sm, sr = softmax_ball(am, ar)
+            sm, sr = softmax_ball(*ball_mul(P[0], P[1], K[0].T, K[1].T))
             out[h] = ball_mul(sm, sr, np.ascontiguousarray(E[0][:, coords]), None)
         else:
             um, ur = ball_mul(P[0], P[1], WK[h].T, None)  # (W_K^h (W_Q^h)^T e)^T  (T, d)
@@ -708,24 +726,12 @@ def features_float(o: dict, everything: bool) -> dict:
     return out
 
 
-def _minor_intervals(o, Z) -> list:
-    d, pos = o["d"], {}
-    for j in o["cols"]:
-        pos.setdefault(j // d, []).append(j)
-    where = {j: (j // d, i) for h, js in pos.items() for i, j in enumerate(js)}
-    return [[Z[where[j][0]][t][where[j][1]] for j in o["cols"]] for t in o["rows"]]
-
-
-def _minor_float(o, Z):
-    np = _NP
-    d, seen = o["d"], {}
-    for j in o["cols"]:
-        seen.setdefault(j // d, []).append(j)
-    where = {j: (j // d, i) for h, js in seen.items() for i, j in enumerate(js)}
-    rows = np.array(o["rows"])
-    cols_m = [Z[where[j][0]][0][rows, where[j][1]] for j in o["cols"]]
-    cols_r = [Z[where[j][0]][1][rows, where[j][1]] for j in o["cols"]]
-    return np.stack(cols_m, axis=1), np.stack(cols_r, axis=1)
+def _minor_where(o: dict, everything: bool) -> list:
+    """For each stated column j (Z column j: coordinate j mod d of head floor(j / d), spec 4.2), the
+    head and the position of that coordinate in the head's block of the computed Z."""
+    d = o["d"]
+    pos = {h: {c: i for i, c in enumerate(cs)} for h, cs in _heads_coords(o, everything).items()}
+    return [(j // d, pos[j // d][j % d]) for j in o["cols"]]
 
 
 def residual_intervals(o, Z):
@@ -752,42 +758,33 @@ def residual_intervals(o, Z):
 
 
 def residual_float(o, Z):
-    np = _NP
-    H, dv = o["H"], o["d_v"]
+    np, H, dv = _NP, o["H"], o["d_v"]
     WV, WO, WD, y, e = (o[k].floats() for k in ("W_V", "W_O", "W_D", "y", "e"))
     in_range(WV, WO, WD, y)
     odm, odr = ball_mul(WO, None, WD, None)  # (H d_v, d_out)
-    ym, yr = None, None
-    for h in range(H):
-        bm, br = ball_mul(WV[h], None, odm[h * dv:(h + 1) * dv], odr[h * dv:(h + 1) * dv])
-        cm, cr = ball_mul(Z[h][0], Z[h][1], bm, br)
-        if ym is None:
-            ym, yr = cm, cr
-        else:
-            s = ym + cm
-            yr = add_up(add_up(yr, cr), up(np.abs(s), U))
-            ym = s
-    if o["skip"]:
-        sm, sr = ball_mul(e, None, WD, None)
-        s = ym + sm
-        yr, ym = add_up(add_up(yr, sr), up(np.abs(s), U)), s
+    parts = itertools.chain((ball_mul(Z[h][0], Z[h][1], *ball_mul(WV[h], None, odm[h * dv:(h + 1) * dv],
+                                                                  odr[h * dv:(h + 1) * dv])) for h in range(H)),
+                            [ball_mul(e, None, WD, None)] if o["skip"] else [])  # one head at a time
+    ym, yr = next(parts)
+    for cm, cr in parts:  # |fl(a + b) - (a + b)| <= u |fl(a + b)|
+        s = ym + cm
+        yr, ym = add_up(add_up(yr, cr), up(np.abs(s), U)), s
     rm = ym - y
     rr = add_up(yr, up(np.abs(rm), U))
-    hi = float(np.max(add_up(np.abs(rm), rr)))
-    lo = float(np.max(down_ops(np.maximum(np.abs(rm) - rr, 0.0), 1)))
+    hi, lo = float(np.max(add_up(np.abs(rm), rr))), float(np.max(down_ops(np.maximum(np.abs(rm) - rr, 0.0), 1)))
     return Fraction(lo), (Fraction(hi) if math.isfinite(hi) else None)
 
 
 def mha_check(o: dict, readout: bool):
-    """(how the minor was proved nonsingular, residual enclosure or None), on the
-    interval path for small certificates, else on the float path."""
+    """(how the minor was proved nonsingular, residual enclosure or None): in intervals when small, else floats."""
+    where = _minor_where(o, readout)
     if _work(o, readout) <= MP_WORK:
         last = None
         for bits in PRECISIONS:
             with precision(bits):
                 try:
                     Z = features_intervals(o, everything=readout)
-                    how = nonsingular_intervals(_minor_intervals(o, Z))
+                    how = nonsingular_intervals([[Z[h][t][i] for h, i in where] for t in o["rows"]])
                     res = residual_intervals(o, Z) if readout else None
                     return how + f" (intervals, {bits} bits)", res
                 except Rejected as exc:
@@ -795,21 +792,19 @@ def mha_check(o: dict, readout: bool):
         raise last
     if _memory(o, readout) > MEMORY:
         raise IllFormed(f"the float path would need about {_memory(o, readout) >> 20} MiB (at most {MEMORY >> 20})")
-    _numpy()
     Z = features_float(o, everything=readout)
-    how = nonsingular_float(*_minor_float(o, Z))
+    rows = _NP.array(o["rows"])
+    how = nonsingular_float(*(_NP.stack([Z[h][m][rows, i] for h, i in where], axis=1) for m in (0, 1)))
     return how, (residual_float(o, Z) if readout else None)
 
 
 # -- the kinds ----------------------------------------------------------------------------------------------------
-
 def kind_rank_lower_bound(claim, data) -> str:
     m, n = _integer(data["m"], "m", 1, 4096), _integer(data["n"], "n", 1, 4096)
     k = len(_list(data["rows"], 1, min(m, n, 64), "rows"))
     rows, cols = indices(data["rows"], k, m, "rows"), indices(data["cols"], k, n, "cols")
-    A = _list(data["matrix"], m, m, "matrix")
     entries = []
-    for i, row in enumerate(A):
+    for i, row in enumerate(_list(data["matrix"], m, m, "matrix")):
         for j, x in enumerate(_list(row, n, n, f"matrix[{i}]")):
             lo, hi = (number(x[0]), number(x[1])) if isinstance(x, list) and len(x) == 2 else (number(x),) * 2
             if lo > hi:
@@ -820,10 +815,9 @@ def kind_rank_lower_bound(claim, data) -> str:
         raise Rejected(f"the claim rank >= {claimed} is not what the {k} x {k} minor shows")
     for bits in PRECISIONS:
         with precision(bits):
-            minor = [[iv.mpf([ival(entries[i * n + j][0]).a, ival(entries[i * n + j][1]).b]) for j in cols]
-                     for i in rows]
             try:
-                how = nonsingular_intervals(minor)
+                how = nonsingular_intervals([[iv.mpf([ival(entries[i * n + j][0]).a, ival(entries[i * n + j][1]).b])
+                                              for j in cols] for i in rows])
                 return f"rank(A) >= {k} for every A in the {m} x {n} interval matrix: {how}"
             except Rejected:
                 if bits == PRECISIONS[-1]:
@@ -837,9 +831,8 @@ def kind_mha_feature_rank(claim, data) -> str:
     if claimed != k:
         raise Rejected(f"the claim rank(Z) >= {claimed} is not what the {k} x {k} minor shows")
     how, _ = mha_check(o, readout=False)
-    T, H, d = o["T"], o["H"], o["d"]
-    return (f"rank(Z) >= {k} for Z (T x Hd = {T} x {H * d}) of Mahdavi et al.'s Eq. (7) on these contexts, "
-            f"queries and key/query weights: {how}")
+    return (f"rank(Z) >= {k} for Z (T x Hd = {o['T']} x {o['H'] * o['d']}) of Mahdavi et al.'s Eq. (7) on these "
+            f"contexts, queries and key/query weights: {how}")
 
 
 def kind_mha_memorization(claim, data) -> str:
@@ -857,20 +850,19 @@ def kind_mha_memorization(claim, data) -> str:
         raise Rejected(f"d_out = {o['d_out']} > min(d_v, d): Step 2 cannot realize every readout")
     how, (rl, rh) = mha_check(o, readout=True)
     if rh is None or not (lo <= rl and rh <= hi):
-        raise Rejected(f"max |yhat - y| is enclosed in [{float(rl):.6g}, "
-                       f"{'inf' if rh is None else f'{float(rh):.6g}'}], not inside the claimed "
-                       f"[{float(lo):.6g}, {float(hi):.6g}]")
+        raise Rejected(f"max |yhat - y| is enclosed in [{show(rl)}, {'inf' if rh is None else show(rh)}], not "
+                       f"inside the claimed [{show(lo)}, {show(hi)}]")
     return (f"rank(Z) = T = {T} (Z is {T} x {H * d}): {how}; so for every labelling some W_V, W_O, W_D with "
             f"these W_K, W_Q give yhat = y exactly (Step 2, d_out <= min(d_v, d)); the given weights"
             f"{' with the skip connection' if o['skip'] else ''} have max |yhat - y| in "
-            f"[{float(lo):.6g}, {float(hi):.6g}]")
+            f"[{show(lo)}, {show(hi)}]")
 
 
 def _null_vector_rank(V, what: str) -> int:
-    r = exact_rank(V)
-    if r != len(V):
+    """len(V) when the rows are independent: shown modulo 2 (every denominator odd), else by exact rank."""
+    if rank_mod2(V) != len(V) and (r := exact_rank(V, what)) != len(V):
         raise Rejected(f"the {len(V)} {what} are not independent (rank {r})")
-    return r
+    return len(V)
 
 
 def kind_shared_context_cap(claim, data) -> str:
@@ -884,7 +876,7 @@ def kind_shared_context_cap(claim, data) -> str:
     blocks = []
     for i, v in enumerate(V):
         a = [v[h * n] for h in range(H)]
-        if any(v[h * n + r] != a[h] for h in range(H) for r in range(n)) or sum(a) != 0:
+        if any(v[h * n + r] != a[h] for h in range(H) for r in range(n)) or exact_sum(a, "null vectors")[0] != 0:
             raise Rejected(f"null vector {i} is not [a_1 1_n; ...; a_H 1_n] with a_1 + ... + a_H = 0")
         blocks.append(a)
     cap = H * n - _null_vector_rank(blocks, "null vectors of S")  # the rank of the v's is that of the a's
@@ -907,23 +899,29 @@ def kind_token_sum_cap(claim, data) -> str:
         raise IllFormed("null vectors: count^2 x Hd above 10^8")
     V = array(data["null_vectors"], (count, H * d), "null_vectors").fractions()
     V = [V[i * H * d:(i + 1) * H * d] for i in range(count)]
-    products = {}  # a block w -> [E^(t) w for every context], computed once per distinct block
+    Ei, DE = common(E, "contexts")  # E = Ei / DE: every token's integers over one denominator
+    tokens, bE = [Ei[r * d:(r + 1) * d] for r in range(len(Ei) // d)], max(abs(x).bit_length() for x in Ei)
+    products = {}  # a block w = wi / Dw -> (the one value of (token . wi) over all tokens, Dw), or None
     for i, v in enumerate(V):
-        total = Fraction(0)
+        consts = []
         for h in range(H):
             w = tuple(v[h * d:(h + 1) * d])
             if w not in products:
                 if (len(products) + 1) * len(E) > 10**7:
                     raise IllFormed("distinct null-vector blocks times context entries above 10^7")
-                products[w] = [[sum(E[(t * n + r) * d + j] * w[j] for j in range(d) if w[j]) for r in range(n)]
-                               for t in range(1 if shared else T)]
-            vals = {x for per in products[w] for x in per}
-            if len(vals) != 1:
+                wi, Dw = common(w, "null vectors")
+                nz = [(j, x) for j, x in enumerate(wi) if x]
+                bw = max((abs(x).bit_length() for _, x in nz), default=0)
+                charge(len(tokens) * len(nz) * (32 + 4 * (bE // 64 + 1) * (bw // 64 + 1)), "null vectors")
+                vals = {sum(tok[j] * x for j, x in nz) for tok in tokens}
+                products[w] = (vals.pop(), Dw) if len(vals) == 1 else None
+            if products[w] is None:
                 raise Rejected(f"null vector {i}, head {h + 1}: E^(t) v_h is not one constant for every token "
                                "and example")
-            total += vals.pop()
-        if total != 0:
-            raise Rejected(f"null vector {i}: the block constants sum to {total}, not 0")
+            consts.append(products[w])  # a_h = value / (DE Dw)
+        total = exact_sum(consts, "null vectors")
+        if total[0] != 0:
+            raise Rejected(f"null vector {i}: the block constants sum to {show((total[0], total[1] * DE))}, not 0")
     cap = H * d - _null_vector_rank(V, "null vectors of Z")
     claimed = _integer(claim["rank_at_most"], "rank_at_most", 0, 1 << 30)
     if claimed != cap:
@@ -936,7 +934,8 @@ def kind_token_sum_cap(claim, data) -> str:
 def _positive_simplex(P: list, rows: int, N: int, what: str, strict: bool) -> None:
     for t in range(rows):
         row = P[t * N:(t + 1) * N]
-        if any(x < 0 or (strict and x == 0) for x in row) or sum(row) != 1:
+        num, den = exact_sum(row, f"{what} row {t}")
+        if any(x < 0 or (strict and x == 0) for x in row) or num != den:
             raise Rejected(f"{what} row {t} is not in the {'open ' if strict else ''}simplex exactly")
 
 
@@ -953,25 +952,38 @@ def kind_thm2_rhs(claim, data) -> str:
     _positive_simplex(P, T0, N, "conditional", strict=False)
     if any(x <= 0 for x in w):
         raise Rejected("a prior weight is not positive")
-    with precision(PRECISIONS[0]):
-        C = iv.sqrt(32 * iv.log(iv.mpf(N + 1)) / d)
-        acc = iv.mpf(0)
-        for t in range(T0):
-            p = P[t * N:(t + 1) * N]
-            g = max(range(N), key=lambda j: p[j])
-            if p[g] == 1 or all(x == p[0] for x in p):
-                continue  # deterministic or uniform: the term is 0 (its limit)
-            pb = [ival(x) for x in p]
-            ent = -sum((x * iv.log(x) for x, e in zip(pb, p) if e > 0), iv.mpf(0))
-            rest = 1 - pb[g]
-            tv = sum((abs(pb[j] / rest - iv.mpf(1) / (N - 1)) for j in range(N) if j != g), iv.mpf(0)) / 2
-            acc += ival(w[t]) * rest * (1 + 2 * C + C * tv) / (1 - 2 * C) * iv.log((N - 1) / (iv.exp(ent) - 1))
-        rhs = acc / ival(sum(w))
-        if not below(rhs, q):
-            raise Rejected(f"the right-hand side (upper end {float(rhs.b):.6g}) is not below the claimed "
-                           f"{float(q):.6g}")
-        return (f"Dana et al. Thm. 2's right-hand side for N = {N}, d = {d} (C = {float(C.a):.4g}) and this prior is "
-                f"< {float(q):.6g} <= 0 <= d_KL(pi, L): the printed bound fails")
+    total, rhs = exact_sum(w, "weights"), None
+    for bits in PRECISIONS:  # 512 bits only while the enclosure reaches q (next to a point mass, or a close claim)
+        with precision(bits):
+            rhs, C = _thm2_rhs(P, w, total, N, d)
+            if rhs is not None and below(rhs, q):
+                return (f"Dana et al. Thm. 2's right-hand side for N = {N}, d = {d} (C = {show(lower(C), 4)}) and this "
+                        f"prior is < {show(q)} <= 0 <= d_KL(pi, L): the printed bound fails")
+            if rhs is not None and lower(rhs) is not None and lower(rhs) >= q:
+                break  # certainly not below q
+    end = "not enclosed" if rhs is None or upper(rhs) is None else f"upper end {show(upper(rhs))}"
+    raise Rejected(f"the right-hand side ({end}, intervals at {bits} bits) is not below the claimed {show(q)}")
+
+
+def _thm2_rhs(P: list, w: list, total: tuple, N: int, d: int):
+    """(RHS, C) of Dana et al.'s Thm. 2 in intervals; RHS None when exp(ent) - 1 is not enclosed above 0."""
+    C = iv.sqrt(32 * iv.log(iv.mpf(N + 1)) / d)
+    acc = iv.mpf(0)
+    for t in range(len(w)):
+        p = P[t * N:(t + 1) * N]
+        g = max(range(N), key=lambda j: p[j])
+        if p[g] == 1 or all(x == p[0] for x in p):
+            continue  # deterministic or uniform: the term is 0 (its limit)
+        pb = [ival(x) for x in p]
+        # -x log x is in [x (1 - x), 1 - x] and e^y - 1 in [y, y e^y]: tight where log x and e^y - 1 cancel
+        ent = sum((meet(-x * iv.log(x), x * ival(1 - e), ival(1 - e)) for x, e in zip(pb, p) if e > 0), iv.mpf(0))
+        em1 = meet(iv.exp(ent) - 1, ent, ent * iv.exp(ent))
+        if not (lower(em1) or 0) > 0:
+            return None, C
+        rest = ival(1 - p[g])
+        tv = sum((abs(pb[j] / rest - iv.mpf(1) / (N - 1)) for j in range(N) if j != g), iv.mpf(0)) / 2
+        acc += ival(w[t]) * rest * (1 + 2 * C + C * tv) / (1 - 2 * C) * iv.log((N - 1) / em1)
+    return acc / ival(total), C
 
 
 def _sequences(x, N: int, S: int, most: int, what: str = "sequences") -> list:
@@ -989,13 +1001,9 @@ def kind_lemma2_cap(claim, data) -> str:
     stated = {k: _integer(claim[k], k, 0, 10**12) for k in ("T0", "R", "D", "cap", "target")}
 
     def formal(t, s):  # u_{t_s} + p_s in Z^{N+S}
-        v = [0] * (N + S)
-        v[t[s]] += 1
-        v[N + s] += 1
-        return v
+        return [(j == t[s]) + (j == N + s) for j in range(N + S)]
 
-    T0 = len(seqs)
-    R = exact_rank([formal(t, s) for t in seqs for s in range(S)])
+    T0, R = len(seqs), exact_rank([formal(t, s) for t in seqs for s in range(S)])
     D = exact_rank([[a - b for a, b in zip(formal(t, s), formal(t, S - 1))] for t in seqs for s in range(S - 1)])
     found = {"T0": T0, "R": R, "D": D, "cap": min(d, R) + (H - 1) * min(d, D), "target": min(T0, H * d)}
     if stated != found:
@@ -1016,8 +1024,7 @@ def kind_thm1_floor(claim, data) -> str:
         raise IllFormed(f"{len(seqs)} sequences for T0 = {T0}")
     w = array(data["weights"], (T0,), "weights").fractions()
     P = array(data["conditionals"], (T0, N), "conditionals").fractions()
-    k = _integer(claim["k"], "k", 0, 10**8)
-    kappa = number(claim["kappa0"], "kappa0")
+    k, kappa = _integer(claim["k"], "k", 0, 10**8), number(claim["kappa0"], "kappa0")
     groups = _list(data["groups"], 1, T0, "groups")
     if len(groups) * ((k + 2) ** 2 * N + (k + 2) ** 3) + T0 * N > 2 * 10**6:
         raise IllFormed("groups x ((k+2)^2 N + (k+2)^3) + T0 N above 2 10^6 interval operations")
@@ -1055,23 +1062,23 @@ def kind_thm1_floor(claim, data) -> str:
             G = [[sum((a[j] * b[j] for j in range(N)), iv.mpf(0)) - (ival(alpha) if a is b else 0) for b in cols]
                  for a in cols]
             if not positive_definite(G):
-                raise Rejected(f"last token {q}: sigma_min^2 of the chosen centered columns >= {float(alpha):.6g} "
+                raise Rejected(f"last token {q}: sigma_min^2 of the chosen centered columns >= {show(alpha)} "
                                "not shown")
-        total = ival(sum(w))
+        total = ival(exact_sum(w, "weights"))
         acc = iv.mpf(0)
         for t in members:
             eta = iv.sqrt(ival(kappa) * total / (2 * ival(w[t])))
             gap = ival(min(P[t * N:(t + 1) * N])) - eta
-            lo = lower(gap)
-            if lo is None or not lo > 0:
+            if not (lower(gap) or 0) > 0:
                 raise Rejected(f"sequence {t}: eta = sqrt(kappa0 / (2 pi_t)) is not below its smallest conditional")
             acc += N * (eta / gap) ** 2
-        if not below(acc, sum(a for *_, a in used)):
-            raise Rejected(f"N sum_t delta_t(kappa0)^2 (upper {float(acc.b):.6g}) is not below sum_g alpha_g = "
-                           f"{float(sum(a for *_, a in used)):.6g}")
-    return (f"every attention-only transformer with (d, d_h, H) = ({d}, {dh}, {H}) has d_KL(pi, T) > {float(kappa):.6g} "
+        alphas = exact_sum([a for *_, a in used], "alpha")
+        if not below(acc, alphas):
+            end = "not enclosed" if upper(acc) is None else f"upper {show(upper(acc))}"
+            raise Rejected(f"N sum_t delta_t(kappa0)^2 ({end}) is not below sum_g alpha_g = {show(alphas)}")
+    return (f"every attention-only transformer with (d, d_h, H) = ({d}, {dh}, {H}) has d_KL(pi, T) > {show(kappa)} "
             f"on this prior (T0 = {T0} <= H d_h + d), while d_KL(pi, L) = 0 (d >= N - 1, positive conditionals): "
-            f"Dana et al.'s Thm. 1 read as a capacity statement fails for gamma < {float(kappa):.6g}")
+            f"Dana et al.'s Thm. 1 read as a capacity statement fails for gamma < {show(kappa)}")
 
 
 def kind_relu_unreachable(claim, data) -> str:
@@ -1082,10 +1089,12 @@ def kind_relu_unreachable(claim, data) -> str:
     tuples = math.comb(2**T + m - 1, m)
     if tuples > 10**4 or tuples * T * T * (m * (d + 1) + 2) > 10**7:
         raise IllFormed("more than 10^4 activation-pattern tuples, or 10^7 operations")
+    cols = [common(X[i::d], "points")[0] for i in range(d)]  # columns scaled to integers: the ranks are unchanged
+    X, y = [cols[i][t] for t in range(T) for i in range(d)], common(y, "labels")[0]
     patterns = list(itertools.product((0, 1), repeat=T))
     for tup in itertools.combinations_with_replacement(patterns, m):
         M = [[D[t] * x for D in tup for x in X[t * d:(t + 1) * d] + [1]] + [1] for t in range(T)]
-        if exact_rank(M) == exact_rank([row + [y[t]] for t, row in enumerate(M)]):
+        if exact_rank(M, "pattern ranks") == exact_rank([row + [y[t]] for t, row in enumerate(M)], "pattern ranks"):
             raise Rejected(f"the labels lie in the span of activation patterns {tup}: not shown unreachable")
     return (f"no ReLU net f(x) = v^T ReLU(W x + b) + b0 with {m} hidden units fits these {T} labels on these points "
             f"in R^{d} (every one of the {math.comb(len(patterns) + m - 1, m)} pattern tuples leaves them outside its "
@@ -1142,6 +1151,7 @@ KINDS = {
 
 def check_certificate(cert) -> tuple[int, str]:
     """(exit code, line): 0 accepted with the statement proved, 1 rejected, 2 ill-formed."""
+    _spent[0] = 0  # the exact-work budget is per file
     try:
         _fields(cert, ("format", "kind", "claim", "data", "about", "sha256"), "the certificate")
         if cert["format"] != FORMAT:

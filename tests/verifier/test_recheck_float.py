@@ -457,9 +457,10 @@ def test_the_work_and_memory_estimates_are_the_spec_s():
     for o in (_o(), _o(shared=True), _o(T=11, n=2, d=9, H=3, d_h=1, rows=[0, 1], d_v=1, d_out=1)):
         T, n, d, H, dh, k, dv, do = (o[x] for x in ("T", "n", "d", "H", "d_h", "rows", "d_v", "d_out"))
         k = len(k)
-        assert rc._work(o, False) == T * H * (d * dh + n * dh + 2 * n * d) + k ** 3
-        assert rc._work(o, True) == T * H * (d * dh + n * dh + 2 * n * d) + k ** 3 + (T * H * d + 2 * H * d * dv
-                                                                                       + T * d) * do
+        keys = H * d * dh * (n if o["shared"] else T)  # E W_K^h per head, or W_K^h p per example (finding 33)
+        assert rc._work(o, False) == T * H * (d * dh + n * dh + 2 * n * d) + keys + k ** 3
+        assert rc._work(o, True) == T * H * (d * dh + n * dh + 2 * n * d) + keys + k ** 3 + (T * H * d + 2 * H * d * dv
+                                                                                              + T * d) * do
         per = 0 if o["shared"] else 4 * T * n * d
         base = 12 * T * dh + 8 * T * n + 4 * T * d + 3 * H * d * dh + per + 6 * k * k
         assert rc._memory(o, False) == 8 * base
@@ -515,12 +516,11 @@ def test_positive_definite_by_interval_cholesky(G, pd):
 
 
 def test_the_minor_is_gathered_rows_by_columns():
-    """Z as features_float returns it: {head: (mid, rad)} of T x (its coordinates); the minor is rows x cols."""
-    o = {"d": 2, "rows": [2, 0], "cols": [3, 0, 1]}
-    Z = {0: (np.array([[0.0, 1.0], [10.0, 11.0], [20.0, 21.0]]), np.array([[0.5, 1.5], [10.5, 11.5], [20.5, 21.5]])),
-         1: (np.array([[103.0], [113.0], [123.0]]), np.array([[103.5], [113.5], [123.5]]))}
-    Z = {0: Z[0], 1: (np.hstack([np.zeros((3, 1)), Z[1][0]]), np.hstack([np.zeros((3, 1)), Z[1][1]]))}
-    Z[1] = (Z[1][0][:, 1:], Z[1][1][:, 1:])  # head 1 computed on its coordinate 1 only (column 3)
-    mid, rad = rc._minor_float(o, Z)
-    np.testing.assert_array_equal(mid, [[123.0, 20.0, 21.0], [103.0, 0.0, 1.0]])
-    np.testing.assert_array_equal(rad, [[123.5, 20.5, 21.5], [103.5, 0.5, 1.5]])
+    """Column j of the minor is Z's column j (coordinate j mod d of head j // d, spec 4.2), whichever coordinates
+    Z was computed on: the minor's own (feature rank) or all of them (memorization; issue 33: there the checker read
+    the j-th stated column of a head as that head's coordinate j)."""
+    o = {"d": 3, "H": 2, "rows": [2, 0], "cols": [4, 0, 2, 1]}
+    assert rc._heads_coords(o, False) == {1: [1], 0: [0, 2, 1]}
+    assert rc._minor_where(o, False) == [(1, 0), (0, 0), (0, 1), (0, 2)]  # positions in the computed blocks
+    assert rc._heads_coords(o, True) == {0: [0, 1, 2], 1: [0, 1, 2]}
+    assert rc._minor_where(o, True) == [(1, 1), (0, 0), (0, 2), (0, 1)]  # the coordinates themselves
