@@ -153,8 +153,13 @@ def number(x, what: str = "a number") -> Fraction:
 class Exact:
     """Exact rationals (row-major) of a known shape: nested JSON lists, or {"float64": base64 of binary64 LE}."""
 
-    def __init__(self, shape: tuple, values=None, raw: bytes | None = None):
-        self.shape, self._values, self._raw, self._floats = shape, values, raw, None
+    def __init__(self, shape: tuple, values=None, raw: bytes | None = None, boxes=None):
+        self.shape, self._values, self._raw, self._floats, self.boxes = shape, values, raw, None, boxes or {}
+
+    def intervals(self) -> list:
+        """mpmath intervals of the entries: a point, or [lo, hi] for an interval entry (index -> hi in boxes)."""
+        return [iv.mpf([ival(x).a, ival(self.boxes[i]).b]) if i in self.boxes else ival(x)
+                for i, x in enumerate(self.fractions())]
 
     def fractions(self) -> list:
         if self._values is None:
@@ -177,8 +182,9 @@ class Exact:
         return self._floats
 
 
-def array(x, shape: tuple, what: str) -> Exact:
-    """The array ``x`` of exactly ``shape`` (IllFormed: a ragged or wrong shape, a bad entry)."""
+def array(x, shape: tuple, what: str, box: bool = False) -> Exact:
+    """The array ``x`` of exactly ``shape`` (IllFormed: a ragged or wrong shape, a bad entry); ``box``: an entry
+    may be an interval [lo, hi] (its lower end kept in the values, its upper in ``boxes``)."""
     count = math.prod(shape)
     if count > MAX_ENTRIES:
         raise IllFormed(f"{what}: {count} entries (at most {MAX_ENTRIES})")
@@ -194,19 +200,23 @@ def array(x, shape: tuple, what: str) -> Exact:
         if any(not math.isfinite(v) for v, in struct.iter_unpack("<d", raw)):
             raise IllFormed(f"{what}: a binary64 entry is infinite or NaN")
         return Exact(shape, raw=raw)
-    values = []
+    values, boxes = [], {}
 
     def walk(v, depth, where):
+        if depth == len(shape) and box and isinstance(v, list):
+            if len(v) != 2 or (lo := number(v[0], f"{what}{where}")) > (hi := number(v[1], f"{what}{where}")):
+                raise IllFormed(f"{what}{where}: an interval is [lo, hi] with lo <= hi")
+            boxes[len(values)] = hi
+            return values.append(lo)
         if depth == len(shape):
-            values.append(number(v, f"{what}{where}"))
-            return
+            return values.append(number(v, f"{what}{where}"))
         if not isinstance(v, list) or len(v) != shape[depth]:
             raise IllFormed(f"{what}{where}: expected a list of {shape[depth]} (shape {list(shape)})")
         for i, item in enumerate(v):
             walk(item, depth + 1, f"{where}[{i}]")
 
     walk(x, 0, "")
-    return Exact(shape, values=values)
+    return Exact(shape, values=values, boxes=boxes)
 
 
 def indices(x, count: int, bound: int, what: str) -> list:
@@ -632,24 +642,27 @@ def nonsingular_float(Am, Ar) -> str:
 LIM = {"T": 1 << 17, "n": 1 << 14, "d": 1 << 15, "H": 1 << 10, "d_h": 1 << 15, "d_v": 1 << 15, "d_out": 1 << 10}
 MHA_KEYS = ("T", "n", "d", "H", "d_h", "shared", "contexts", "queries", "W_K", "W_Q", "rows", "cols")
 READOUT_KEYS = ("d_v", "d_out", "labels", "W_V", "W_O", "W_D", "skip")
+BOXED = ("E", "e", "W_K", "W_Q", "b_Q", "y", "W_V", "W_O", "W_D")  # arrays whose entries may be intervals
 
 
-def mha_data(data: dict, readout: bool) -> dict:
-    """Sizes, arrays and the minor's indices, every shape checked against the sizes."""
+def mha_data(data: dict, readout: bool, minor: bool = True) -> dict:
+    """Sizes, arrays (intervals allowed: spec 4.2) and the minor's indices, every shape checked against the sizes."""
     o = {k: _integer(data[k], k, 1, LIM[k]) for k in ("T", "n", "d", "H", "d_h") + (("d_v", "d_out") if readout else ())}
     T, n, d, H, dh = o["T"], o["n"], o["d"], o["H"], o["d_h"]
     o["shared"] = _boolean(data["shared"], "shared")
-    o["E"] = array(data["contexts"], (1 if o["shared"] else T, n, d), "contexts")
-    o["e"] = array(data["queries"], (T, d), "queries")
-    o["W_K"], o["W_Q"] = array(data["W_K"], (H, d, dh), "W_K"), array(data["W_Q"], (H, d, dh), "W_Q")
-    k = len(_list(data["rows"], 1, min(T, H * d), "rows"))
-    o["rows"], o["cols"] = indices(data["rows"], k, T, "rows"), indices(data["cols"], k, H * d, "cols")
+    o["E"] = array(data["contexts"], (1 if o["shared"] else T, n, d), "contexts", True)
+    o["e"] = array(data["queries"], (T, d), "queries", True)
+    o["W_K"], o["W_Q"] = array(data["W_K"], (H, d, dh), "W_K", True), array(data["W_Q"], (H, d, dh), "W_Q", True)
+    o["b_Q"] = array(data["b_Q"], (H, dh), "b_Q", True) if "b_Q" in data else None
+    k = len(_list(data["rows"], 1, min(T, H * d), "rows")) if minor else 0
+    o["rows"], o["cols"] = (indices(data["rows"], k, T, "rows"), indices(data["cols"], k, H * d, "cols")) if minor \
+        else ([], [])
     if readout:
         dv, do = o["d_v"], o["d_out"]
         o["skip"] = _boolean(data["skip"], "skip")
-        o["y"] = array(data["labels"], (T, do), "labels")
-        o["W_V"], o["W_O"] = array(data["W_V"], (H, d, dv), "W_V"), array(data["W_O"], (H * dv, d), "W_O")
-        o["W_D"] = array(data["W_D"], (d, do), "W_D")
+        o["y"] = array(data["labels"], (T, do), "labels", True) if "labels" in data else None
+        o["W_V"], o["W_O"] = array(data["W_V"], (H, d, dv), "W_V", True), array(data["W_O"], (H * dv, d), "W_O", True)
+        o["W_D"] = array(data["W_D"], (d, do), "W_D", True)
     return o
 
 
@@ -657,7 +670,8 @@ def _work(o: dict, readout: bool) -> int:
     T, n, d, H, dh, k = o["T"], o["n"], o["d"], o["H"], o["d_h"], len(o["rows"])
     extra = (T * H * d + 2 * H * d * o["d_v"] + T * d) * o["d_out"] if readout else 0
     keys = H * d * dh * (n if o["shared"] else T)  # E W_K^h once per head (shared), else W_K^h p per example
-    return T * H * (d * dh + n * dh + 2 * n * d) + keys + k ** 3 + extra
+    bias = T * H * dh if o.get("b_Q") is not None else 0
+    return T * H * (d * dh + n * dh + 2 * n * d) + bias + keys + k ** 3 + extra
 
 
 def _memory(o: dict, readout: bool) -> int:
@@ -678,9 +692,8 @@ def _heads_coords(o: dict, everything: bool) -> dict:
 def features_intervals(o: dict, everything: bool) -> dict:
     """{h: rows (all T) x that head's coordinates} of Z (Eq. 7) in intervals."""
     T, n, d, dh = o["T"], o["n"], o["d"], o["d_h"]
-    to_iv = lambda a: [ival(x) for x in a.fractions()]  # noqa: E731
-    Ef, ef, WKf, WQf = to_iv(o["E"]), to_iv(o["e"]), to_iv(o["W_K"]), to_iv(o["W_Q"])
-    zero = iv.mpf(0)
+    Ef, ef, WKf, WQf = (o[k].intervals() for k in ("E", "e", "W_K", "W_Q"))
+    zero, bQ = iv.mpf(0), o["b_Q"].intervals() if o["b_Q"] is not None else None
     out = {}
     for h, coords in _heads_coords(o, everything).items():
         WK = lambda i, c: WKf[(h * d + i) * dh + c]  # noqa: E731
@@ -689,7 +702,7 @@ def features_intervals(o: dict, everything: bool) -> dict:
              for r in range(n)] if o["shared"] else None
         block = []
         for t in range(T):
-            p = [sum((ef[t * d + i] * WQ(i, c) for i in range(d)), zero) for c in range(dh)]
+            p = [sum((ef[t * d + i] * WQ(i, c) for i in range(d)), bQ[h * dh + c] if bQ else zero) for c in range(dh)]
             base = (0 if o["shared"] else t) * n * d
             if K is not None:
                 a = [sum((K[r][c] * p[c] for c in range(dh)), zero) for r in range(n)]
@@ -713,6 +726,10 @@ def features_float(o: dict, everything: bool) -> dict:
     out = {}
     for h, coords in _heads_coords(o, everything).items():
         P = accurate_mul(e, WQ[h])  # e W_Q^h (T, d_h): cancels on Prop. 1's fitted examples
+        if o["b_Q"] is not None:  # + b_Q^h, one rounding: |fl(a + b) - (a + b)| <= u |fl(a + b)|
+            s = P[0] + o["b_Q"].floats()[h]
+            in_range(s)
+            P = (s, add_up(P[1], up(np.abs(s), U)))
         if o["shared"]:
             K = accurate_mul(E[0], WK[h])  # E W_K^h (n, d_h)
             sm, sr = softmax_ball(*ball_mul(P[0], P[1], K[0].T, K[1].T))
@@ -734,22 +751,25 @@ def _minor_where(o: dict, everything: bool) -> list:
     return [(j // d, pos[j // d][j % d]) for j in o["cols"]]
 
 
-def residual_intervals(o, Z):
-    """max_t,j |yhat - y| enclosed: (lower, upper) as Fractions (upper None: unbounded)."""
+def yhat_intervals(o, Z) -> list:
+    """yhat^(t) (Eq. 8) enclosed: T lists of d_out intervals."""
     T, d, H, dv, do = o["T"], o["d"], o["H"], o["d_v"], o["d_out"]
-    to_iv = lambda a: [ival(x) for x in a.fractions()]  # noqa: E731
-    WV, WO, WD, y, e = to_iv(o["W_V"]), to_iv(o["W_O"]), to_iv(o["W_D"]), to_iv(o["y"]), to_iv(o["e"])
+    WV, WO, WD, e = (o[k].intervals() for k in ("W_V", "W_O", "W_D", "e"))
     zero = iv.mpf(0)
     WOD = [[sum((WO[r * d + i] * WD[i * do + c] for i in range(d)), zero) for c in range(do)] for r in range(H * dv)]
     B = [[[sum((WV[(h * d + j) * dv + v] * WOD[h * dv + v][c] for v in range(dv)), zero) for c in range(do)]
           for j in range(d)] for h in range(H)]
-    lo, hi = Fraction(0), Fraction(0)
-    for t in range(T):
-        for c in range(do):
-            yhat = sum((Z[h][t][j] * B[h][j][c] for h in range(H) for j in range(d)), zero)
-            if o["skip"]:
-                yhat += sum((e[t * d + i] * WD[i * do + c] for i in range(d)), zero)
-            r = abs(yhat - y[t * do + c])
+    return [[sum((Z[h][t][j] * B[h][j][c] for h in range(H) for j in range(d)),
+                 sum((e[t * d + i] * WD[i * do + c] for i in range(d)), zero) if o["skip"] else zero)
+             for c in range(do)] for t in range(T)]
+
+
+def residual_intervals(o, Z):
+    """max_t,j |yhat - y| enclosed: (lower, upper) as Fractions (upper None: unbounded)."""
+    y, lo, hi = o["y"].intervals(), Fraction(0), Fraction(0)
+    for t, row in enumerate(yhat_intervals(o, Z)):
+        for c, yhat in enumerate(row):
+            r = abs(yhat - y[t * o["d_out"] + c])
             rl, rh = lower(r), upper(r)
             if rh is None or rl is None:
                 return lo, None
@@ -757,10 +777,11 @@ def residual_intervals(o, Z):
     return lo, hi
 
 
-def residual_float(o, Z):
+def yhat_float(o, Z):
+    """(mid, rad) of yhat (T, d_out) on the float path."""
     np, H, dv = _NP, o["H"], o["d_v"]
-    WV, WO, WD, y, e = (o[k].floats() for k in ("W_V", "W_O", "W_D", "y", "e"))
-    in_range(WV, WO, WD, y)
+    WV, WO, WD, e = (o[k].floats() for k in ("W_V", "W_O", "W_D", "e"))
+    in_range(WV, WO, WD)
     odm, odr = ball_mul(WO, None, WD, None)  # (H d_v, d_out)
     parts = itertools.chain((ball_mul(Z[h][0], Z[h][1], *ball_mul(WV[h], None, odm[h * dv:(h + 1) * dv],
                                                                   odr[h * dv:(h + 1) * dv])) for h in range(H)),
@@ -769,33 +790,43 @@ def residual_float(o, Z):
     for cm, cr in parts:  # |fl(a + b) - (a + b)| <= u |fl(a + b)|
         s = ym + cm
         yr, ym = add_up(add_up(yr, cr), up(np.abs(s), U)), s
+    return ym, yr
+
+
+def residual_float(o, Z):
+    np, (ym, yr), y = _NP, yhat_float(o, Z), o["y"].floats()
+    in_range(y)
     rm = ym - y
     rr = add_up(yr, up(np.abs(rm), U))
     hi, lo = float(np.max(add_up(np.abs(rm), rr))), float(np.max(down_ops(np.maximum(np.abs(rm) - rr, 0.0), 1)))
     return Fraction(lo), (Fraction(hi) if math.isfinite(hi) else None)
 
 
-def mha_check(o: dict, readout: bool):
-    """(how the minor was proved nonsingular, residual enclosure or None): in intervals when small, else floats."""
-    where = _minor_where(o, readout)
+def mha_check(o: dict, readout: bool, then=None):
+    """(how the minor was proved nonsingular, or "" without one; then(o, Z, on the float path) or None): in
+    intervals when small, else floats. A Rejected from ``then`` retries at the next precision."""
+    where, boxed = _minor_where(o, readout), [k for k in BOXED if o.get(k) is not None and o[k].boxes]
     if _work(o, readout) <= MP_WORK:
         last = None
         for bits in PRECISIONS:
             with precision(bits):
                 try:
                     Z = features_intervals(o, everything=readout)
-                    how = nonsingular_intervals([[Z[h][t][i] for h, i in where] for t in o["rows"]])
-                    res = residual_intervals(o, Z) if readout else None
-                    return how + f" (intervals, {bits} bits)", res
+                    how = nonsingular_intervals([[Z[h][t][i] for h, i in where] for t in o["rows"]]) if where else "Z"
+                    return how + f" (intervals, {bits} bits)", then(o, Z, False) if then else None
                 except Rejected as exc:
                     last = exc
         raise last
+    if boxed:
+        raise IllFormed(f"interval entries ({', '.join(boxed)}) are checked on the interval path only, up to work "
+                        f"{show(MP_WORK)}; this certificate's is {show(_work(o, readout))}")
     if _memory(o, readout) > MEMORY:
         raise IllFormed(f"the float path would need about {_memory(o, readout) >> 20} MiB (at most {MEMORY >> 20})")
     Z = features_float(o, everything=readout)
     rows = _NP.array(o["rows"])
-    how = nonsingular_float(*(_NP.stack([Z[h][m][rows, i] for h, i in where], axis=1) for m in (0, 1)))
-    return how, (residual_float(o, Z) if readout else None)
+    how = nonsingular_float(*(_NP.stack([Z[h][m][rows, i] for h, i in where], axis=1) for m in (0, 1))) \
+        if where else "float64 balls, a priori bounds"
+    return how, then(o, Z, True) if then else None
 
 
 # -- the kinds ----------------------------------------------------------------------------------------------------
@@ -832,7 +863,8 @@ def kind_mha_feature_rank(claim, data) -> str:
         raise Rejected(f"the claim rank(Z) >= {claimed} is not what the {k} x {k} minor shows")
     how, _ = mha_check(o, readout=False)
     return (f"rank(Z) >= {k} for Z (T x Hd = {o['T']} x {o['H'] * o['d']}) of Mahdavi et al.'s Eq. (7) on these "
-            f"contexts, queries and key/query weights: {how}")
+            f"contexts, queries and key/query weights{' (query bias b_Q)' if o['b_Q'] is not None else ''}, at every "
+            f"point of their intervals: {how}")
 
 
 def kind_mha_memorization(claim, data) -> str:
@@ -848,7 +880,7 @@ def kind_mha_memorization(claim, data) -> str:
                        f"{len(o['rows'])}")
     if not o["d_out"] <= min(o["d_v"], d):
         raise Rejected(f"d_out = {o['d_out']} > min(d_v, d): Step 2 cannot realize every readout")
-    how, (rl, rh) = mha_check(o, readout=True)
+    how, (rl, rh) = mha_check(o, readout=True, then=_residual)
     if rh is None or not (lo <= rl and rh <= hi):
         raise Rejected(f"max |yhat - y| is enclosed in [{show(rl)}, {'inf' if rh is None else show(rh)}], not "
                        f"inside the claimed [{show(lo)}, {show(hi)}]")
@@ -856,6 +888,64 @@ def kind_mha_memorization(claim, data) -> str:
             f"these W_K, W_Q give yhat = y exactly (Step 2, d_out <= min(d_v, d)); the given weights"
             f"{' with the skip connection' if o['skip'] else ''} have max |yhat - y| in "
             f"[{show(lo)}, {show(hi)}]")
+
+
+def _residual(o, Z, flt: bool):
+    return (residual_float if flt else residual_intervals)(o, Z)
+
+
+def _weights(o) -> str:
+    return (f"the given W_K, W_Q{', b_Q' if o['b_Q'] is not None else ''}, W_V, W_O, W_D{' (skip connection)' if o['skip'] else ''}"
+            f" at every point of the intervals of the data and weights (T = {o['T']}, Eqs. 1-8)")
+
+
+def kind_readout_residual(claim, data) -> str:
+    o = mha_data(data, readout=True, minor=False)
+    rel, tol = claim["relation"], number(claim["tol"], "tol")
+    if rel not in ("<=", ">") or tol < 0:
+        raise IllFormed('relation must be "<=" or ">", and tol >= 0')
+
+    def decide(o, Z, flt):
+        rl, rh = _residual(o, Z, flt)
+        if not (rh is not None and rh <= tol if rel == "<=" else rl > tol):
+            raise Rejected(f"max |yhat - y| is enclosed in [{show(rl)}, {'inf' if rh is None else show(rh)}]: "
+                           f"{rel} {show(tol)} not shown")
+
+    how, _ = mha_check(o, readout=True, then=decide)
+    return f"max_t,j |yhat^(t)_j - y^(t)_j| {rel} {show(tol)} for {_weights(o)}: {how}"
+
+
+def kind_argmax_margins(claim, data) -> str:
+    o = mha_data(data, readout=True, minor=False)
+    T, C = o["T"], max(o["d_out"], 2)
+    cls = [_integer(c, "classes entry", 0, C - 1) for c in _list(data["classes"], T, T, "classes")]
+    ok = indices(claim["correct"], len(_list(claim["correct"], 0, T, "correct")), T, "correct")
+    bad = indices(claim["wrong"], len(_list(claim["wrong"], 0, T, "wrong")), T, "wrong")
+    if set(ok) & set(bad) or not ok + bad:
+        raise IllFormed("correct and wrong must be disjoint, not both empty")
+
+    def decide(o, Z, flt):
+        if flt:  # scores as exact rational intervals [mid - rad, mid + rad]
+            ym, yr = yhat_float(o, Z)
+            charge((len(ok) + len(bad)) * C * 200, "argmax margins")
+            box = lambda t, j: (Fraction(float(ym[t, j])) - Fraction(float(yr[t, j])),  # noqa: E731
+                                Fraction(float(ym[t, j])) + Fraction(float(yr[t, j])))
+        else:
+            Y = yhat_intervals(o, Z)
+            box = lambda t, j: (lower(Y[t][j]), upper(Y[t][j]))  # noqa: E731
+        score = (lambda t, j: box(t, j - 1) if j else (0, 0)) if o["d_out"] == 1 else box  # noqa: E731
+        beats = lambda t, a, b: None not in (score(t, a)[0], score(t, b)[1]) and score(t, a)[0] > score(t, b)[1]  # noqa: E731
+        for t in ok:
+            if not all(beats(t, cls[t], j) for j in range(C) if j != cls[t]):
+                raise Rejected(f"example {t}: yhat_c > yhat_j for every j != c = {cls[t]} not shown")
+        for t in bad:
+            if not any(beats(t, j, cls[t]) for j in range(C) if j != cls[t]):
+                raise Rejected(f"example {t}: yhat_j > yhat_c for some j != c = {cls[t]} not shown")
+
+    how, _ = mha_check(o, readout=True, then=decide)
+    scores = "the scores [0, yhat]" if o["d_out"] == 1 else "yhat"
+    return (f"argmax of {scores} is the class, uniquely, on the {len(ok)} examples {ok[:8]}{'...' if len(ok) > 8 else ''}"
+            f" and is not on the {len(bad)} examples {bad[:8]}{'...' if len(bad) > 8 else ''}, for {_weights(o)}: {how}")
 
 
 def _null_vector_rank(V, what: str) -> int:
@@ -1136,6 +1226,9 @@ KINDS = {
     "rank-lower-bound": (("rank_at_least",), ("m", "n", "matrix", "rows", "cols"), kind_rank_lower_bound),
     "mha-feature-rank": (("rank_at_least",), MHA_KEYS, kind_mha_feature_rank),
     "mha-memorization": (("rank_at_least", "max_abs_residual"), MHA_KEYS + READOUT_KEYS, kind_mha_memorization),
+    "mha-readout-residual": (("relation", "tol"), MHA_KEYS[:-2] + READOUT_KEYS, kind_readout_residual),
+    "mha-argmax-margins": (("correct", "wrong"), MHA_KEYS[:-2] + READOUT_KEYS[:2] + ("classes",) + READOUT_KEYS[3:],
+                           kind_argmax_margins),
     "mha-shared-context-cap": (("rank_at_most",), ("T", "n", "d", "H", "context", "null_vectors"),
                                kind_shared_context_cap),
     "mha-token-sum-cap": (("rank_at_most",), ("T", "n", "d", "H", "shared", "contexts", "null_vectors"),
@@ -1160,7 +1253,8 @@ def check_certificate(cert) -> tuple[int, str]:
             raise IllFormed(f"unknown kind {str(cert['kind'])[:60]!r}")
         claim_keys, data_keys, check = KINDS[cert["kind"]]
         _fields(cert["claim"], claim_keys, "claim")
-        _fields(cert["data"], data_keys, "data")
+        mha = cert["kind"].startswith("mha-") and "W_Q" in data_keys and isinstance(cert["data"], dict)
+        _fields(cert["data"], data_keys + (("b_Q",) if mha and "b_Q" in cert["data"] else ()), "data")
         about = cert["about"]
         if not isinstance(about, str) or len(about) > MAX_ABOUT or not all(" " <= c <= "~" for c in about):
             raise IllFormed(f"about is not printable ASCII text of at most {MAX_ABOUT} characters")

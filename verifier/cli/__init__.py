@@ -274,7 +274,7 @@ def _cmd_check(args, out: Output, audit: bool) -> int:
     if args.certificate is not None:
         from verifier.cli.certificates import write_certificate
 
-        write_certificate(st.id, inst, ev, args.certificate, seed=args.seed or 0)
+        write_certificate(st.id, inst, ev, args.certificate, seed=args.seed or 0, weights=options.get("weights"))
     return out.evidence(ev, audit=audit, warned=warned, declared=_declared_finding(ev, inst))
 
 

@@ -23,13 +23,13 @@ def certificate_target(sid: str, path: str) -> None:
     writable_file(path, "--certificate")
 
 
-def write_certificate(sid: str, inst, ev, path: str, *, seed: int) -> None:
+def write_certificate(sid: str, inst, ev, path: str, *, seed: int, weights=None) -> None:
     """The certificate of a certified verdict (else CertificateRefused: bad input, one line, exit 2)."""
     from verifier.report.certificate_format import CertificateRefused, write
     from verifier.report.check_certificates import for_check
 
     try:
-        cert = for_check(sid, inst, ev, seed=seed)
+        cert = for_check(sid, inst, ev, seed=seed, weights=weights)
     except CertificateRefused as exc:
         raise InvalidInstance(f"--certificate: {exc}") from None
     write(cert, path)

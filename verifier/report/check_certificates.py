@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from verifier.errors import InvalidInstance
 from verifier.model import mha as model
 from verifier.report.certificate_format import (
     CertificateRefused,
@@ -37,7 +38,11 @@ from verifier.report.certificate_format import (
 from verifier.statements import registry
 
 #: statements whose certified verdicts have a certificate kind
-CERTIFIABLE = ("theorem1", "appendixC", "step2", "proposition1", "proposition2", "proposition5")
+CERTIFIABLE = ("theorem1", "appendixC", "step2", "proposition1", "proposition2", "proposition5", "weights_rank",
+               "weights_memorize", "weights_classify")
+#: statements about GIVEN weights (--weights, --hf-model): their certificates hold for every value the data and
+#: weights stand for (intervals, proofs/mahdavi2024/weights_certificates.py)
+GIVEN_WEIGHTS = ("weights_rank", "weights_memorize", "weights_classify")
 SKIP = {"theorem1": False, "appendixC": True, "step2": False}
 
 def memorization_weights(instance, seed: int, *, skip: bool):
@@ -117,13 +122,19 @@ def memorization_certificate(sid: str, instance, ev, *, seed: int) -> dict:
         + (" with the skip connection (App. C)" if skip else "")))
 
 
-def for_check(sid: str, instance, ev, *, seed: int) -> dict:
-    """The certificate of ``ev`` (a check of ``sid`` on ``instance``), or CertificateRefused."""
+def for_check(sid: str, instance, ev, *, seed: int, weights=None) -> dict:
+    """The certificate of ``ev`` (a check of ``sid`` on ``instance``; ``weights``: the given weights of a
+    GIVEN_WEIGHTS statement, None for the verifier's own), or CertificateRefused."""
     if sid not in CERTIFIABLE:
         raise CertificateRefused(f"{sid} has no certificate kind (certifiable: {', '.join(CERTIFIABLE)})")
     if not ev.certified or ev.verdict not in ("verified", "refuted"):
         raise CertificateRefused(f"the verdict is {ev.verdict}, {'certified' if ev.certified else 'not certified'}"
                                  ": no certificate written")
+    if sid in GIVEN_WEIGHTS:
+        try:
+            return registry.get_construction("weights_rank.certificate")(ev, instance, weights, seed=seed)
+        except InvalidInstance as exc:
+            raise CertificateRefused(str(exc)) from None
     if not instance.precision.exact_for("contexts", "queries", "labels"):
         raise CertificateRefused("the data are read at their dtype's precision (the verdict covers every value "
                                  "they round); a certificate holds for exact values: rerun with --exact-input")
