@@ -42,6 +42,8 @@ def test_every_remedy_named_is_an_option_that_exists():
 
     flags = set(_all_flags(_parser()))
     root = Path(__file__).resolve().parents[3]
+    # remedies of the experiments name benchmarks/run_experiments.py's options (the campaign's command)
+    flags |= set(re.findall(r"add_argument\(\"(--[a-z][a-z0-9-]*)\"", (root / "benchmarks/run_experiments.py").read_text()))
     named = set()
     for path in list((root / "proofs").rglob("*.py")) + list((root / "verifier").rglob("*.py")):
         for m in re.finditer(r"(?<![\w-])--[a-z][a-z0-9-]*", path.read_text()):
