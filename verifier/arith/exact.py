@@ -143,9 +143,12 @@ def _integer_matrix(A) -> fmpz_mat | None:
     if not isinstance(A, (list, tuple)) or not A or not all(isinstance(r, (list, tuple)) for r in A):
         return None
     n = len(A[0])
-    if any(len(r) != n for r in A) or not all(type(v) is int for r in A for v in r):
+    if any(len(r) != n for r in A):
         return None
-    return fmpz_mat(len(A), n, [v for r in A for v in r])
+    flat = [v for r in A for v in r]
+    if set(map(type, flat)) - {int}:  # a float, a bool, a rational: not read as an integer here
+        return None
+    return fmpz_mat(len(A), n, flat)
 
 
 def exact_rank(A) -> int:
