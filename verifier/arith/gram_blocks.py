@@ -19,6 +19,10 @@ row sums taken over both triangles, plus the product's own rounding
 underflow terms: the a priori bounds of :mod:`.float_bounds`, valid for ANY
 summation order.  The lower triangle of ``L L^T`` costs about a quarter of
 the full product (:func:`lower_product`: no block above the diagonal).
+Below k = 64 the whole product is one block anyway: there both callers,
+whose balls hold entrywise in both triangles, let the defect read both and
+bound each entry of the residual as it is (``full=True``: no mask, no
+mirror, one row sum).
 
 Where the blocks come from:
 
