@@ -41,9 +41,9 @@ def pytest_configure(config):
 
 @pytest.fixture(autouse=True)
 def _reset_precision():
-    from verifier.arith.float_bounds import _up_constants
+    from verifier.arith.float_bounds import clear_constant_caches
 
-    _up_constants.cache_clear()  # each test (and each mutant under mutmut) computes its own constants
+    clear_constant_caches()  # each test (and each mutant under mutmut) computes its own constants
     old = ctx.prec
     ctx.prec = 128
     yield

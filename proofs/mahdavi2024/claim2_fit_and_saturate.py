@@ -90,7 +90,12 @@ from .lemma3_rank_one_saturation import (
     orthogonal_part_ball,
     saturation_profile,
 )
-from .lemma4_softmax_saturation import c0_ball, logit_spread, saturation_constant, saturation_constants_ball
+from .lemma4_softmax_saturation import (
+    c0_ball,
+    largest_saturation_constant,
+    logit_spread,
+    saturation_constants_ball,
+)
 
 GAP_RTOL = 64 * np.finfo(np.float64).eps  # float gap of Eq. (21) below this: try another W'
 
@@ -150,7 +155,7 @@ def build_claim2_attention(contexts, queries, J, targets, saturated, eps: float,
                                  "(a query lies in span of J's queries, or a context has repeated tokens)")
     base = model.logits_from_factors(contexts, queries, B, P.T, rows=saturated)  # E (W* e), W* = B P
     R = logit_spread(base, istar)
-    c = max(saturation_constant(float(Rt), float(gt), eps, n) for Rt, gt in zip(R, gap))
+    c = largest_saturation_constant(R, gap, eps, n)
     c *= 1.0 + 1e-9  # c0 is computed in float64: a relative margin keeps c >= the true c0
     return Claim2Construction(B, P, v, w, float(c), float(eps), tuple(saturated), istar, gap, R)
 

@@ -115,6 +115,16 @@ def saturation_constant(R: float, g: float, eps: float, n: int) -> float:
     return max(0.0, (R + math.log(2 * (n - 1) / eps)) / g)
 
 
+def largest_saturation_constant(R, g, eps: float, n: int) -> float:
+    """max_t c0(eps) over the examples (R, g arrays): the same floats as
+    :func:`saturation_constant` one by one (the same IEEE operations,
+    elementwise), in one pass."""
+    if n <= 1:
+        return 0.0
+    c = (np.asarray(R, dtype=np.float64) + math.log(2 * (n - 1) / eps)) / np.asarray(g, dtype=np.float64)
+    return float(np.max(np.where(c > 0.0, c, 0.0)))  # max(0.0, c) as Python's max reads it (NaN -> 0.0)
+
+
 def saturation_error_bound(R: float, g: float, c: float, n: int) -> float:
     """2 (n-1) exp(R - c g): the l1 distance bound of Lemma 4."""
     if n <= 1:

@@ -106,7 +106,8 @@ def certify_construction_rank(instance, con: Construction, k: int, *, prec: int 
     a certified k above it raises CertificateConflict.  The certificate's
     ``rows`` are rows of Z (the certifier works on Z[rows], reordered)."""
     basis = list(con.basis)
-    rows = (basis + [t for t in range(instance.T) if t not in set(basis)])[:k]  # k > T: all rows
+    in_basis = set(basis)
+    rows = (basis + [t for t in range(instance.T) if t not in in_basis])[:k]  # k > T: all rows
     E, e = instance.balls()  # a user's floats: Z enclosed for every value they stand for
 
     def minor_ball(sub_rows, cols):

@@ -133,8 +133,30 @@ def _integer_rows(Q: fmpq_mat) -> fmpz_mat:
     return fmpz_mat(m, n, out)
 
 
+def _integer_matrix(A) -> fmpz_mat | None:
+    """``A`` as an ``fmpz_mat`` when every entry is an integer given as such (an
+    integer ndarray, or rows of Python ints): no rationals formed; else None."""
+    if isinstance(A, np.ndarray):
+        if A.ndim != 2 or A.dtype.kind not in "iu":
+            return None
+        return fmpz_mat(A.shape[0], A.shape[1], [int(v) for v in A.ravel().tolist()])
+    if not isinstance(A, (list, tuple)) or not A or not all(isinstance(r, (list, tuple)) for r in A):
+        return None
+    n = len(A[0])
+    if any(len(r) != n for r in A):
+        return None
+    flat = [v for r in A for v in r]
+    if set(map(type, flat)) - {int}:  # a float, a bool, a rational: not read as an integer here
+        return None
+    return fmpz_mat(len(A), n, flat)
+
+
 def exact_rank(A) -> int:
-    """The rank of ``A`` over Q (exact)."""
+    """The rank of ``A`` over Q (exact); integer entries go to flint's integer
+    rank directly."""
+    Z = _integer_matrix(A)
+    if Z is not None:
+        return int(Z.rank()) if Z.nrows() and Z.ncols() else 0
     Q = to_fmpq_mat(A)
     if Q.nrows() == 0 or Q.ncols() == 0:
         return 0

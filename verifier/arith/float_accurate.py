@@ -61,13 +61,16 @@ from fractions import Fraction
 import numpy as np
 
 from verifier.arith.float_bounds import (
+    INV_1MU,
     SLACK,
     UL,
     U,
     add_up,
     ball_matmul,
+    cached_constant,
     check_ieee,
     check_range,
+    constant_cache,
     gamma,
     rowsum_up,
     up_scale,
@@ -120,12 +123,28 @@ def _two_sum(s, p):
     return t, (s - (t - z)) + (p - z)
 
 
+_OUTER_SLACK = UL / (1 - U) + SLACK
+
+
 def _outer_up(b, x, y):
     """Floats ``>= x_i y_j`` for a nonnegative float column x and row y: ``fl(x_i
     y_j) >= x_i y_j (1 - u) - UL``.  No 2^400 range check (a row sum of
     ``|A|`` may exceed it): the factors are below 2^442 and 2^383 here, the
     products finite."""
-    return up_scale(b, x * y, 1 / (1 - U), UL / (1 - U) + SLACK)
+    return up_scale(b, x * y, INV_1MU, _OUTER_SLACK)
+
+
+_SUM2 = constant_cache()
+
+
+def _sum2_factor(n: int) -> Fraction:
+    """``gamma_{n-1}^2 / (1 - gamma_n)``: Sum2's error factor for n terms, cached."""
+    return cached_constant(_SUM2, int(n), lambda: gamma(n - 1) ** 2 / (1 - gamma(n)))
+
+
+#: rows of A per block: the nine slice products and their Sum2 cascade stay in cache (this many entries of
+#: the result per block), instead of some forty passes over whole T x n arrays
+BLOCK_ENTRIES = 1 << 16
 
 
 def accurate_matmul(b, A, B):
@@ -134,7 +153,10 @@ def accurate_matmul(b, A, B):
     rho)) (max_l |A_il| sum_l |B_lj| + sum_l |A_il| max_l |B_lj|)`` at worst
     (2^(2 - 3(53 - rho)) <= 2^-58 for k <= 4096), instead of ``gamma_k |A||B|``.
     Rounding to nearest is checked (:func:`~verifier.arith.float_bounds.check_ieee`):
-    ExtractScalar is error-free only under it."""
+    ExtractScalar is error-free only under it.  Computed a block of rows of A
+    at a time (:data:`BLOCK_ENTRIES`): every step is row by row (A's split, the
+    exact slice products, the cascade), so the result is the same as in one
+    piece."""
     check_ieee(b)
     check_range(b, A, B)
     k = A.shape[-1]
@@ -143,27 +165,46 @@ def accurate_matmul(b, A, B):
     if small or k == 0:
         return ball_matmul(b, A, None, B, None)
     rho = _rho(k)
-    As, A_rem = _split(b, A, 1, rho)
     Bs, B_rem = _split(b, B.T, 1, rho)
     Bs = [x.T for x in Bs]
-    B_rem = B_rem.T
-    prods = [b.matmul(a, bt) for a in As for bt in Bs]  # each exact
-    s, err = prods[0], b.zeros_like(prods[0])
-    absum = b.abs(prods[0])
-    for p in prods[1:]:
+    B_col = rowsum_up(b, b.abs(B).T)[None, :]  # sum_l |B_lj|
+    B_rem_max = _amax(b, B_rem.T, 0)  # max_l |B_rem(l, j)|
+    rows, cols = A.shape[0], B.shape[-1]
+    step = max(1, BLOCK_ENTRIES // max(1, cols))
+    if rows <= step:
+        return _accurate_rows(b, A, rho, Bs, B_col, B_rem_max)
+    parts = [_accurate_rows(b, A[r:r + step], rho, Bs, B_col, B_rem_max) for r in range(0, rows, step)]
+    return _concat_rows(b, [p[0] for p in parts]), _concat_rows(b, [p[1] for p in parts])
+
+
+def _concat_rows(b, parts):
+    if b.is_torch:
+        import torch
+
+        return torch.cat(parts, dim=0)
+    return np.concatenate(parts, axis=0)
+
+
+def _accurate_rows(b, A, rho, Bs, B_col, B_rem_max):
+    """:func:`accurate_matmul` for a block of rows of A, B already split."""
+    As, A_rem = _split(b, A, 1, rho)
+    prods = (b.matmul(a, bt) for a in As for bt in Bs)  # each exact
+    s = next(prods)
+    err, absum, n = b.zeros_like(s), b.abs(s), 1
+    for p in prods:
         s, q = _two_sum(s, p)
         err = err + q
         absum = absum + b.abs(p)
+        n += 1
     mid = s + err
-    n = len(prods)
     # Sum2: |mid - sum p| <= u |mid| + gamma_{n-1}^2 sum |p|; sum|p| <= fl(...) / (1 - gamma_n)
-    g2 = gamma(n - 1) ** 2 / (1 - gamma(n))
+    g2 = _sum2_factor(n)
     # (the exact sum's |s| <= |mid| + the error: hence the 1/(1-u))
-    rad = up_scale(b, add_up(b, up_scale(b, b.abs(mid), U), up_scale(b, absum, g2)), 1 / (1 - U))
+    rad = up_scale(b, add_up(b, up_scale(b, b.abs(mid), U), up_scale(b, absum, g2)), INV_1MU)
     # remainders: |A_rem B| + |(A - A_rem) B_rem| <= max_l|A_rem(i,l)| sum_l|B_lj| + 2 sum_l|A_il| max_l|B_rem(l,j)|
     # (extraction never grows an entry, either sign: fl(sigma + p) is at least as near to sigma + p as sigma
     # is, so |p - q| <= |p|; hence |A_rem| <= |A| and |A - A_rem| <= 2|A|)
-    t1 = _outer_up(b, _amax(b, A_rem, 1), rowsum_up(b, b.abs(B).T)[None, :])
-    t2 = _outer_up(b, up_scale(b, rowsum_up(b, b.abs(A)), Fraction(2))[:, None], _amax(b, B_rem, 0))
+    t1 = _outer_up(b, _amax(b, A_rem, 1), B_col)
+    t2 = _outer_up(b, up_scale(b, rowsum_up(b, b.abs(A)), 2)[:, None], B_rem_max)
     rad = add_up(b, rad, add_up(b, t1, t2))
-    return mid, up_scale(b, rad, Fraction(1), SLACK)
+    return mid, up_scale(b, rad, 1, SLACK)

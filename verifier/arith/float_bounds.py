@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from functools import lru_cache
 
 import numpy as np
 
@@ -48,6 +47,7 @@ from verifier.errors import InsufficientPrecision
 __all__ = [
     "U", "UL", "SLACK", "MAG", "MAX_K", "FloatRangeError", "check_ieee", "fl_up", "fl_down", "gamma", "check_range",
     "up_scale", "down_scale", "add_up", "rowsum_up", "nonneg_matmul_up", "ball_matmul", "abs_upper",
+    "INV_1MU", "INV_1PU", "U_1MU", "inv_1m_gamma", "product_slack", "constant_cache", "cached_constant", "clear_constant_caches",
 ]
 
 U = Fraction(1, 2**53)  #: unit roundoff of binary64, rounding to nearest
@@ -98,24 +98,79 @@ def fl_down(q: Fraction | int | float) -> float:
     return f if Fraction(f) <= q else math.nextafter(f, -math.inf)
 
 
+#: the rational constants the bounds use most, formed once (exact rational arithmetic at every call costs
+#: more than the small arrays it scales)
+INV_1MU = 1 / (1 - U)  #: 1 / (1 - u)
+INV_1PU = 1 / (1 + U)  #: 1 / (1 + u)
+U_1MU = U / (1 - U)  #: u / (1 - u)
+
+
+#: every cache of exact constants (a dict per function, plain functions: mutation testing mutates them),
+#: emptied together by :func:`clear_constant_caches` (the test suite does, before each test)
+_CACHES: list[dict] = []
+_CACHE_SIZE = 4096
+
+
+def constant_cache() -> dict:
+    """A new dict of exact constants, registered for :func:`clear_constant_caches`."""
+    cache: dict = {}
+    _CACHES.append(cache)
+    return cache
+
+
+def clear_constant_caches() -> None:
+    """Empty every cache of exact constants: each is computed again on first use."""
+    for cache in _CACHES:
+        cache.clear()
+
+
+def cached_constant(cache: dict, key, compute):
+    """``cache[key]``, computed by ``compute()`` on first use."""
+    value = cache.get(key)
+    if value is None:
+        if len(cache) >= _CACHE_SIZE:
+            cache.clear()
+        value = cache[key] = compute()
+    return value
+
+
+_GAMMA = constant_cache()
+_INV_1M_GAMMA = constant_cache()
+_PRODUCT_SLACK = constant_cache()
+_MATMUL_SLACK = constant_cache()
+
+
 def gamma(k: int) -> Fraction:
-    """``gamma_k = k u / (1 - k u)`` exactly (Higham, Lemma 3.1)."""
+    """``gamma_k = k u / (1 - k u)`` exactly (Higham, Lemma 3.1); cached."""
     k = int(k)
     if k < 0 or k > MAX_K:
         raise FloatRangeError(f"inner dimension {k} outside [0, 2^40]")
-    return k * U / (1 - k * U)
+    return cached_constant(_GAMMA, k, lambda: k * U / (1 - k * U))
+
+
+def inv_1m_gamma(k: int) -> Fraction:
+    """``1 / (1 - gamma_k)`` exactly (row sums and nonnegative products), cached."""
+    return cached_constant(_INV_1M_GAMMA, int(k), lambda: 1 / (1 - gamma(k)))
+
+
+def product_slack(k: int) -> Fraction:
+    """``3 k UL + SLACK``: a product's underflow terms and the slack, cached."""
+    return cached_constant(_PRODUCT_SLACK, int(k), lambda: 3 * int(k) * UL + SLACK)
 
 
 def check_range(b, *arrays) -> None:
-    """Every entry finite and ``|x| <= 2^400``, else :class:`FloatRangeError`."""
+    """Every entry finite and ``|x| <= 2^400``, else :class:`FloatRangeError`.
+    Two reductions per operand, no temporary: its largest and smallest entry
+    both within [-2^400, 2^400] (a NaN fails the comparison: the max and min
+    of an array holding one are NaN); only then is the reason looked for."""
     for a in arrays:
-        if a is None:
+        if a is None or (a.numel() if b.is_torch else a.size) == 0:
+            continue
+        if float(a.max()) <= MAG and float(a.min()) >= -MAG:
             continue
         if not b.all_finite(a):
             raise FloatRangeError("an operand has NaN or infinite entries")
-        empty = (a.numel() if b.is_torch else a.size) == 0
-        if not empty and b.max(b.abs(a)) > MAG:
-            raise FloatRangeError("an operand exceeds 2^400 in magnitude: outside the float certificate's range")
+        raise FloatRangeError("an operand exceeds 2^400 in magnitude: outside the float certificate's range")
 
 
 def up_scale(b, x, F: Fraction, A: Fraction = SLACK):
@@ -125,14 +180,30 @@ def up_scale(b, x, F: Fraction, A: Fraction = SLACK):
     ``fl(y + a) >= (y + a)(1-u)``; so ``fl(fl(x f) + a) >= x f (1-u)^2 + (a -
     UL)(1-u) >= F x + A`` with ``f = fl_up(F/(1-u)^2)``, ``a = fl_up(A/(1-u) + UL)``.
     """
-    f, a = _up_constants(Fraction(F), Fraction(A))
+    key = (_ratio(F), _ratio(A))
+    f, a = cached_constant(_UP, key, lambda: _up_constants(Fraction(*key[0]), Fraction(*key[1])))
     return x * f + a
 
 
-@lru_cache(maxsize=4096)
+#: (f, a) of up_scale and f of down_scale, by the exact (numerator, denominator) of their rationals: a dict
+#: lookup per call (a Fraction's own hash costs a modular inverse of its 1000-bit denominator)
+_UP = constant_cache()
+_DOWN = constant_cache()
+
+
+def _ratio(q) -> tuple[int, int]:
+    """(numerator, denominator) of q exactly, lowest terms (Fraction, int, float)."""
+    if type(q) is Fraction:
+        return q.numerator, q.denominator
+    if type(q) is int:
+        return q, 1
+    q = Fraction(q)
+    return q.numerator, q.denominator
+
+
 def _up_constants(F: Fraction, A: Fraction) -> tuple[float, float]:
-    """(f, a) of :func:`up_scale`, cached: exact rational arithmetic costs more
-    than the product it scales when the arrays are small."""
+    """(f, a) of :func:`up_scale`: exact rational arithmetic, done once per
+    pair (:data:`_UP`)."""
     return fl_up(F / (1 - U) ** 2), fl_up(A / (1 - U) + UL)
 
 
@@ -140,14 +211,15 @@ def down_scale(b, x, F: Fraction):
     """Floats ``<= F x`` entrywise for a nonnegative float array ``x`` (0 where
     the product would be tiny): ``fl(x f) <= x f (1+u)`` in the normal range
     with ``f = fl_down(F/(1+u))``; results below ``2^-1000`` are replaced by 0."""
-    f = fl_down(Fraction(F) / (1 + U))
+    key = _ratio(F)
+    f = cached_constant(_DOWN, key, lambda: fl_down(Fraction(*key) / (1 + U)))
     y = x * f
     return b.where(y < 2.0**-1000, 0.0, y)
 
 
 def add_up(b, x, y):
     """Floats ``>= x + y`` for nonnegative float arrays (one rounded addition)."""
-    return up_scale(b, x + y, 1 / (1 - U))
+    return up_scale(b, x + y, INV_1MU)
 
 
 def abs_upper(b, mid, rad=None):
@@ -161,7 +233,7 @@ def rowsum_up(b, M):
     whatever order the backend sums in: ``sum <= fl(sum) / (1 - gamma_k)``."""
     k = M.shape[-1]
     s = M.sum(-1) if b.is_torch else np.sum(M, axis=-1)
-    return up_scale(b, s, 1 / (1 - gamma(k)))
+    return up_scale(b, s, inv_1m_gamma(k))
 
 
 def nonneg_matmul_up(b, P, Q):
@@ -169,8 +241,12 @@ def nonneg_matmul_up(b, P, Q):
     (``Q`` may be a vector): ``P Q <= (fl(P Q) + 3 k UL) / (1 - gamma_k)``."""
     k = P.shape[-1]
     check_range(b, P, Q)
-    g = gamma(k)
-    return up_scale(b, b.matmul(P, Q), 1 / (1 - g), (3 * k * UL) / (1 - g) + SLACK)
+    return up_scale(b, b.matmul(P, Q), inv_1m_gamma(k), _matmul_slack(k))
+
+
+def _matmul_slack(k: int) -> Fraction:
+    """``3 k UL / (1 - gamma_k) + SLACK`` (:func:`nonneg_matmul_up`), cached."""
+    return cached_constant(_MATMUL_SLACK, int(k), lambda: (3 * k * UL) / (1 - gamma(k)) + SLACK)
 
 
 def ball_matmul(b, A_mid, A_rad, B_mid, B_rad):
@@ -194,4 +270,4 @@ def ball_matmul(b, A_mid, A_rad, B_mid, B_rad):
     if A_rad is not None:
         G2 = aB if B_rad is None else add_up(b, aB, B_rad)
         R = add_up(b, R, nonneg_matmul_up(b, A_rad, G2))
-    return C, up_scale(b, R, Fraction(1), 3 * k * UL + SLACK)
+    return C, up_scale(b, R, 1, product_slack(k))

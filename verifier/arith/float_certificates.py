@@ -44,6 +44,7 @@ from flint import arb
 from verifier.arith.backend import get_backend
 from verifier.arith.compare import LowerBound, UpperBound, upper
 from verifier.arith.float_bounds import (
+    INV_1MU,
     MAG,
     SLACK,
     UL,
@@ -56,6 +57,7 @@ from verifier.arith.float_bounds import (
     check_range,
     gamma,
     nonneg_matmul_up,
+    product_slack,
     rowsum_up,
     up_scale,
 )
@@ -161,12 +163,12 @@ def _residual_row_bounds(b, mid, rad, R):
     g = gamma(k)
     D = -b.matmul(R, mid)
     b.add_to_diagonal(D, 1.0)  # fl(1 - P_ii): one rounding per diagonal entry
-    a = up_scale(b, rowsum_up(b, b.abs(D)), 1 / (1 - U), k * UL / (1 - U))
+    a = up_scale(b, rowsum_up(b, b.abs(D)), INV_1MU, k * UL * INV_1MU)
     w = up_scale(b, rowsum_up(b, b.abs(mid)), g)
     if rad is not None:
         w = add_up(b, w, rowsum_up(b, rad))
     t = nonneg_matmul_up(b, b.abs(R), w[..., None])[..., 0]
-    return up_scale(b, add_up(b, a, t), Fraction(1), 3 * k * k * UL + SLACK)
+    return up_scale(b, add_up(b, a, t), 1, product_slack(k * k))
 
 
 def inverse_residual_bounds(mids, rads=None, *, backend=None) -> np.ndarray:

@@ -19,6 +19,10 @@ row sums taken over both triangles, plus the product's own rounding
 underflow terms: the a priori bounds of :mod:`.float_bounds`, valid for ANY
 summation order.  The lower triangle of ``L L^T`` costs about a quarter of
 the full product (:func:`lower_product`: no block above the diagonal).
+Below k = 64 the whole product is one block anyway: there both callers,
+whose balls hold entrywise in both triangles, let the defect read both and
+bound each entry of the residual as it is (``full=True``: no mask, no
+mirror, one row sum).
 
 Where the blocks come from:
 
@@ -51,14 +55,19 @@ import numpy as np
 
 from verifier.arith.backend import Backend, get_backend
 from verifier.arith.float_bounds import (
+    INV_1MU,
     MAG,
     SLACK,
+    U_1MU,
     UL,
-    U,
     add_up,
+    cached_constant,
     check_ieee,
+    constant_cache,
     gamma,
+    inv_1m_gamma,
     nonneg_matmul_up,
+    product_slack,
     rowsum_up,
     up_scale,
 )
@@ -69,6 +78,16 @@ __all__ = ["BLOCK_ENTRIES", "lower_product", "factor_defect", "row_scaled", "pos
 #: entries of the (B, k, k) work arrays per batch: 8 MiB of float64; fewer entries make more batches and more
 #: Python per batch (0.43 vs 0.38 s for 300 subsets of 197 at 2^18), more make the passes run from memory
 BLOCK_ENTRIES = 1 << 20
+#: small subsets go in batches of about this many entries (but at least MIN_BATCH subsets, and at most
+#: BLOCK_ENTRIES entries): their work arrays stay in cache (5000 subsets of 32: 63 vs 75 ms at 2^20)
+CACHE_ENTRIES = 1 << 17
+MIN_BATCH = 32
+
+
+def _batch(k: int) -> int:
+    """Subsets of size k per batch of :func:`subsets_certified`."""
+    kk = max(1, k * k)
+    return max(1, min(BLOCK_ENTRIES // kk, max(MIN_BATCH, CACHE_ENTRIES // kk)))
 
 
 def _swap(a):
@@ -136,7 +155,7 @@ def _lower_mask(k: int) -> np.ndarray:
     return np.tri(k, dtype=np.float64)
 
 
-def factor_defect(b, A, c) -> np.ndarray:
+def factor_defect(b, A, c, *, full: bool = False) -> np.ndarray:
     """Per matrix of the (N, k, k) stack A (lower triangles read, A
     overwritten: the caller's own temporary), a float ``>= ||fl(A - cI) -
     L L^T||_2 + max_i |fl(A_ii - c_n) - (A_ii - c_n)|`` for the float
@@ -148,25 +167,45 @@ def factor_defect(b, A, c) -> np.ndarray:
     ``H = |fl(fl(A - cI) - P)|`` there: ``|fl(A - cI) - L L^T|_ij <= H_ij /
     (1-u) + gamma_k (|L||L|^T)_ij + 3 k UL`` for i >= j, and the exact
     residual is symmetric, so its row i sums to at most ``(sum_j H_ij +
-    sum_j H_ji) / (1-u) + gamma_k (|L| |L|^T 1)_i + 3 k^2 UL``."""
+    sum_j H_ji) / (1-u) + gamma_k (|L| |L|^T 1)_i + 3 k^2 UL``.
+
+    ``full=True`` (the callers' balls hold entrywise for BOTH triangles of
+    A, :func:`subsets_certified` and :func:`stack_certified`): where one
+    block row is the whole product (k < 64), both triangles of A are read
+    and the bound is ``>=`` the row sums of ``|fl(A - cI) - L L^T|`` over the
+    whole matrix A (each entry bounded by its own ``H_ij / (1-u) + gamma_k
+    (|L||L|^T)_ij + 3 k UL``): no mirror, no mask, one row sum instead of
+    two (fewer passes over the stack, the same product)."""
     N, k, _ = A.shape
     i = np.arange(k)
     A[:, i, i] -= c[:, None]  # one rounding per diagonal entry
-    shift = np.max(up_scale(b, np.abs(A[:, i, i]), U / (1 - U), UL + SLACK), axis=-1)
+    shift = np.max(up_scale(b, np.abs(A[:, i, i]), U_1MU, UL + SLACK), axis=-1)
     L, ok = _factor(A)
     aL = np.abs(L)
     ok &= np.max(aL, axis=(-2, -1)) <= MAG / k
-    H = np.abs(np.subtract(A, lower_product(b, L), out=A), out=A)  # A is not read again
-    H *= _lower_mask(k)  # the strict upper triangle mirrors the lower one: counted by the column sums
-    h = up_scale(b, add_up(b, rowsum_up(b, H), rowsum_up(b, _swap(H))), 1 / (1 - U))
+    if full and _blocks(k) == 1:  # every entry of the residual, both triangles: its row sums directly
+        H = np.abs(np.subtract(A, _mm(b, L, _swap(L)), out=A), out=A)
+        h = up_scale(b, rowsum_up(b, H), INV_1MU)
+    else:
+        H = np.abs(np.subtract(A, lower_product(b, L), out=A), out=A)  # A is not read again
+        H *= _lower_mask(k)  # the strict upper triangle mirrors the lower one: counted by the column sums
+        h = up_scale(b, add_up(b, rowsum_up(b, H), rowsum_up(b, _swap(H))), INV_1MU)
     g = gamma(k)
     col = rowsum_up(b, _swap(aL))  # >= |L|^T 1, each at most k MAG / k
-    LL1 = up_scale(b, _mm(b, aL, col[..., None])[..., 0], 1 / (1 - g), 3 * k * UL / (1 - g) + SLACK)  # >= |L||L|^T 1
+    LL1 = up_scale(b, _mm(b, aL, col[..., None])[..., 0], inv_1m_gamma(k), _ll1_slack(k))  # >= |L||L|^T 1
     t = up_scale(b, LL1, g)
-    total = np.max(up_scale(b, add_up(b, h, t), Fraction(1), 3 * k * k * UL + SLACK), axis=-1)
+    total = np.max(up_scale(b, add_up(b, h, t), 1, product_slack(k * k)), axis=-1)
     out = np.full(N, np.inf)
     out[ok] = add_up(b, total, shift)[ok]
     return out
+
+
+_LL1_SLACK = constant_cache()
+
+
+def _ll1_slack(k: int) -> Fraction:
+    """``3 k UL / (1 - gamma_k) + SLACK`` (the product ``|L| (|L|^T 1)``), cached."""
+    return cached_constant(_LL1_SLACK, int(k), lambda: 3 * k * UL / (1 - gamma(k)) + SLACK)
 
 
 def row_scaled(M) -> np.ndarray:
@@ -186,12 +225,14 @@ def row_scaled(M) -> np.ndarray:
     return np.where(ok, S, M)
 
 
-def positive_definite(b, A, eps, c) -> np.ndarray:
+def positive_definite(b, A, eps, c, *, full: bool = False) -> np.ndarray:
     """True where ``lambda_min(X) > 0`` is proved for every symmetric X with
     ``||X - A_n||_2 <= eps_n`` (A: (N, k, k), lower triangles read and
-    overwritten; eps, c: (N,) floats): ``c > delta + eps``."""
+    overwritten; eps, c: (N,) floats): ``c > delta + eps``.  ``full``: the
+    bound eps holds for A's both triangles as given, which may then be read
+    (:func:`factor_defect`)."""
     with np.errstate(all="ignore"):  # an infinite entry proves nothing, quietly
-        delta = factor_defect(b, A, c)
+        delta = factor_defect(b, A, c, full=full)
         sub = add_up(b, delta, eps)
         return np.isfinite(sub) & np.isfinite(c) & (c > sub)
 
@@ -206,7 +247,8 @@ def subsets_certified(G, e, idx, backend=None) -> np.ndarray:
     """For the ball ``G +/- e`` of V V^T (:func:`.independence.gram_ball`)
     and subsets ``idx`` (B, k): True where the rows V_S are proved
     independent (``eps = k max_{i in S} e_i >= ||V_S V_S^T - G_SS||_2``, a
-    row sum of k entries each at most e_i)."""
+    row sum of k entries each at most e_i; entrywise in both triangles, so
+    :func:`positive_definite` may read both)."""
     b = get_backend("numpy" if backend is None else backend)
     idx = np.asarray(idx, dtype=np.intp)
     B, k = idx.shape
@@ -215,13 +257,14 @@ def subsets_certified(G, e, idx, backend=None) -> np.ndarray:
     m = G.shape[0]
     flat, diag = G.reshape(-1), np.diagonal(G)
     out = np.zeros(B, dtype=bool)
-    step = max(1, BLOCK_ENTRIES // (k * k))
+    step = _batch(k)
     for s in range(0, B, step):
         part = idx[s:s + step]
         A = np.take(flat, part[:, :, None] * m + part[:, None, :])  # G_SS, gathered for this batch only
         with np.errstate(all="ignore"):
             eps = up_scale(b, e[part].max(axis=1), k)
-            out[s:s + step] = positive_definite(b, A, eps, _shift(eps, np.abs(diag[part]).max(axis=1), k))
+            out[s:s + step] = positive_definite(b, A, eps, _shift(eps, np.abs(diag[part]).max(axis=1), k),
+                                                full=True)  # the ball is entrywise: both triangles
     return out
 
 
@@ -231,8 +274,8 @@ def stack_certified(M, which=None, backend=None) -> np.ndarray:
     True where the k rows of M_n are proved independent, from the rows
     scaled by powers of two (:func:`row_scaled`) and ``fl(M_n M_n^T)`` with
     ``eps_n`` the largest row sum of ``gamma_m |M_n||M_n|^T`` plus ``3 m k
-    UL`` (the product's a priori error, read from its lower triangle, which
-    :func:`positive_definite` mirrors).  False where k > m or an entry of
+    UL`` (the product's a priori error, entrywise in both triangles:
+    :func:`positive_definite` reads both, or the lower one mirrored).  False where k > m or an entry of
     M_n is not finite or beyond the a priori bounds' range (2^400, after the
     scaling)."""
     b = get_backend("numpy" if backend is None else backend)
@@ -255,5 +298,5 @@ def stack_certified(M, which=None, backend=None) -> np.ndarray:
             eps = np.max(w, axis=-1)
             A = np.array(_mm(b, part, _swap(part)), dtype=np.float64)
             big = np.max(np.abs(np.diagonal(A, axis1=-2, axis2=-1)), axis=-1)
-            out[s:s + step] = positive_definite(b, A, eps, _shift(eps, big, k)) & fine
+            out[s:s + step] = positive_definite(b, A, eps, _shift(eps, big, k), full=True) & fine
     return out

@@ -45,7 +45,8 @@ from flint import fmpq, fmpq_mat
 
 from verifier.arith.exact import exact_nullspace
 
-__all__ = ["SubsetIndependence", "combination_blocks", "gram_ball", "gram_certified", "CHUNK_ELEMS"]
+__all__ = ["SubsetIndependence", "combination_blocks", "smallest_per_row", "gram_ball", "gram_certified",
+           "CHUNK_ELEMS"]
 
 _PRIMES = (1048573, 1048571)  # < 2^20: products < 2^40, exact in int64 and float64
 CHUNK_ELEMS = 4_000_000  # entries of the (B, k, k) work array per chunk
@@ -110,6 +111,45 @@ def combination_blocks(m: int, k: int, chunk: int, offset: int = 0):
     for i in range(m - k + 1):
         for blk in combination_blocks(m - i - 1, k - 1, chunk, offset + i + 1):
             yield np.hstack([np.full((blk.shape[0], 1), offset + i, dtype=np.intp), blk])
+
+
+def smallest_per_row(X: np.ndarray, k: int) -> np.ndarray:
+    """The column indices of the k smallest entries of each row of X, sorted:
+    ``np.sort(X.argpartition(k - 1, axis=1)[:, :k], axis=1)``, the same
+    array, from a threshold screen (the random subsets of a seed stay the
+    same draws, at a fraction of a full argpartition of the n x m draws).
+    Only entries below ``t`` (about k + 5 sqrt(k) + 4 of m per row for
+    uniform [0, 1) draws) are candidates: where a row has at least k of them
+    and its k-th smallest entry is strictly below its (k+1)-th, that set of
+    k is determined and the screen's answer is argpartition's (NaN is never
+    a candidate and sorts last for argpartition).  The other rows (too few
+    candidates, a tie at the k-th entry: there argpartition's choice is its
+    own, as it was) are partitioned as before, row for row."""
+    X = np.asarray(X)
+    n, m = X.shape
+    if not 0 < k < m or n == 0 or X.dtype != np.float64:
+        return np.sort(X.argpartition(k - 1, axis=1)[:, :k], axis=1) if 0 < k <= m else \
+            np.zeros((n, max(k, 0)), dtype=np.intp)
+    t = (k + 5 * math.sqrt(k) + 4) / m
+    mask = X < t
+    cnt = np.count_nonzero(mask, axis=1)
+    flat = np.flatnonzero(mask)  # row-major: by row, then column
+    r = flat // m
+    width = max(k + 1, int(cnt.max()))
+    dest = r * width + (np.arange(flat.size) - np.repeat(np.cumsum(cnt) - cnt, cnt))  # (row, place in row)
+    vals = np.full(n * width, np.inf)
+    vals[dest] = X.reshape(-1)[flat]
+    cols = np.zeros(n * width, dtype=np.intp)
+    cols[dest] = flat - r * m
+    vals, cols = vals.reshape(n, width), cols.reshape(n, width)
+    part = vals.argpartition(k, axis=1)  # the first k: at most the (k+1)-th smallest, in place k
+    kth = np.take_along_axis(vals, part[:, :k], axis=1).max(axis=1)
+    nxt = np.take_along_axis(vals, part[:, k:k + 1], axis=1)[:, 0]
+    out = np.sort(np.take_along_axis(cols, part[:, :k], axis=1), axis=1)
+    redo = np.flatnonzero((cnt < k) | (kth == nxt))  # too few candidates, or a tie: argpartition decides
+    if redo.size:
+        out[redo] = np.sort(X[redo].argpartition(k - 1, axis=1)[:, :k], axis=1)
+    return out
 
 
 def gram_ball(V, backend=None) -> tuple[np.ndarray, np.ndarray]:

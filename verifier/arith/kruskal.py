@@ -45,7 +45,7 @@ import numpy as np
 
 from verifier.arith.balls import as_float_matrix
 from verifier.arith.compare import Decision
-from verifier.arith.independence import CHUNK_ELEMS, SubsetIndependence, combination_blocks
+from verifier.arith.independence import CHUNK_ELEMS, SubsetIndependence, combination_blocks, smallest_per_row
 from verifier.errors import InsufficientPrecision, InvalidInstance
 
 __all__ = ["KruskalRank", "kruskal_rank", "kruskal_rank_at_least", "general_position"]
@@ -308,8 +308,7 @@ class _Search:
             blocks, ends, states = [], [], []
             while sum(len(x) for x in blocks) < left:
                 n = min(left - sum(len(x) for x in blocks), per)
-                blocks.append(np.sort(self.rng.random((n, self.m)).argpartition(target - 1, axis=1)[:, :target],
-                                      axis=1))
+                blocks.append(smallest_per_row(self.rng.random((n, self.m)), target))
                 ends.append(sum(len(x) for x in blocks))
                 states.append(self.rng.bit_generator.state)
             idx = np.concatenate(blocks)

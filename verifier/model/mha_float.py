@@ -34,15 +34,20 @@ from verifier.arith.backend import get_backend
 from verifier.arith.balls import BallArray
 from verifier.arith.float_accurate import accurate_matmul
 from verifier.arith.float_bounds import (
+    INV_1MU,
+    INV_1PU,
     MAG,
     SLACK,
+    U_1MU,
     UL,
     FloatRangeError,
     U,
     abs_upper,
     add_up,
     ball_matmul,
+    cached_constant,
     check_range,
+    constant_cache,
     down_scale,
     gamma,
     nonneg_matmul_up,
@@ -54,6 +59,18 @@ from verifier.arith.float_exp import exp_bounds
 from verifier.model import mha as model
 
 __all__ = ["logits_float_ball", "softmax_float_ball", "feature_columns_float_ball"]
+
+
+_INV_1PU2 = 1 / (1 + U) ** 2
+_INV_1MU2 = 1 / (1 - U) ** 2
+
+
+_INV_1P_GAMMA = constant_cache()
+
+
+def _inv_1p_gamma(n: int) -> Fraction:
+    """``1 / (1 + gamma_n)`` exactly, cached."""
+    return cached_constant(_INV_1P_GAMMA, int(n), lambda: 1 / (1 + gamma(n)))
 
 
 def _keepmax(b, a):
@@ -78,7 +95,7 @@ def softmax_float_ball(b, a_mid, a_rad):
     zero = b.zeros_like(a_mid)
     ak = b.where(ref, a_mid, zero).sum(-1)[..., None]  # exact: one nonzero per row
     x = a_mid - ak  # one rounding: |x - (a_mid - a_mid_k)| <= u |x| / (1 - u)
-    xr = up_scale(b, b.abs(x), U / (1 - U))
+    xr = up_scale(b, b.abs(x), U_1MU)
     if a_rad is not None:
         rk = b.where(ref, a_rad, zero).sum(-1)[..., None]
         xr = add_up(b, xr, add_up(b, a_rad, rk + zero))
@@ -88,21 +105,21 @@ def softmax_float_ball(b, a_mid, a_rad):
         raise FloatRangeError("logit differences enclosed wider than 0.5: the float softmax cannot be useful")
     e_lo, e_hi = exp_bounds(b, x)
     # e^{y} for y in x +/- xr: [e_lo (1 - xr), e_hi (1 + 2 xr)]  (e^t <= 1 + 2t, e^-t >= 1 - t, 0 <= t <= 1)
-    lo = down_scale(b, e_lo * (1.0 - xr), 1 / (1 + U) ** 2)
-    hi = up_scale(b, e_hi * (1.0 + 2.0 * xr), 1 / (1 - U) ** 2)
+    lo = down_scale(b, e_lo * (1.0 - xr), _INV_1PU2)
+    hi = up_scale(b, e_hi * (1.0 + 2.0 * xr), _INV_1MU2)
     lo = b.where(ref, zero + 1.0, lo)  # e^0 = 1 exactly
     hi = b.where(ref, zero + 1.0, hi)
     lo_others = b.where(ref, zero, lo)
     hi_others = b.where(ref, zero, hi)
-    s_lo = 1.0 + down_scale(b, lo_others.sum(-1)[..., None], 1 / (1 + gamma(n)))  # fl(1 + t) <= (1 + t)(1 + u):
-    s_lo = down_scale(b, s_lo, 1 / (1 + U))
-    s_hi = up_scale(b, 1.0 + rowsum_up(b, hi_others)[..., None], 1 / (1 - U))
-    p_lo = down_scale(b, lo / s_hi, 1 / (1 + U))
-    p_hi = up_scale(b, hi / s_lo, 1 / (1 - U))
+    s_lo = 1.0 + down_scale(b, lo_others.sum(-1)[..., None], _inv_1p_gamma(n))  # fl(1 + t) <= (1 + t)(1 + u):
+    s_lo = down_scale(b, s_lo, INV_1PU)
+    s_hi = up_scale(b, 1.0 + rowsum_up(b, hi_others)[..., None], INV_1MU)
+    p_lo = down_scale(b, lo / s_hi, INV_1PU)
+    p_hi = up_scale(b, hi / s_lo, INV_1MU)
     p_hi = b.where(p_hi > 1.0, zero + 1.0, p_hi)  # a probability is at most 1
     mid = (p_lo + p_hi) * 0.5  # between p_lo and p_hi (rounding to nearest)
     d1, d2 = p_hi - mid, mid - p_lo  # each one rounding of a nonnegative difference
-    rad = up_scale(b, b.maximum(d1, d2), 1 / (1 - U))
+    rad = up_scale(b, b.maximum(d1, d2), INV_1MU)
     return mid, rad
 
 

@@ -13,6 +13,7 @@ from proofs.mahdavi2024.lemma4_softmax_saturation import (
     control_lemma4_c_below_c0,
     control_lemma4_missing_factor_two,
     control_lemma4_missing_spread,
+    largest_saturation_constant,
     saturation_constant,
     saturation_error_bound,
     saturation_logits,
@@ -334,3 +335,17 @@ def test_lemma3_unavailable_decides_the_queries_of_J_exactly_and_at_precision():
         if status == "fails-at-precision":
             assert "dependent at an explicit point of the data's intervals" in h.detail
     assert ev.verdict == "inconclusive"
+
+
+def test_the_largest_saturation_constant_is_the_largest_one_by_one():
+    """largest_saturation_constant (issue 38: one pass) is, bit for bit, the
+    max of saturation_constant over the examples, negative c0 clipped to 0 and
+    n = 1 giving 0 as there."""
+    rng = np.random.default_rng(4)
+    for n in (1, 2, 7, 64):
+        for eps in (1e-12, 0.3, 0.5):
+            R = np.concatenate([rng.standard_normal(40) * 30, [-1e3, 0.0]])
+            g = np.concatenate([rng.random(40) * 5 + 1e-9, [1.0, 2.0**-40]])
+            want = max(saturation_constant(float(r), float(x), eps, n) for r, x in zip(R, g))
+            assert largest_saturation_constant(R, g, eps, n) == want
+    assert largest_saturation_constant(np.array([-100.0]), np.array([1.0]), 0.5, 3) == 0.0

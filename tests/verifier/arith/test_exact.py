@@ -90,3 +90,21 @@ def test_edge_shapes():
         to_fmpq_mat(np.array([[np.nan]]))
     with pytest.raises(InvalidInstance):
         to_fmpq_mat([[1, 2], [3]])
+
+
+def test_integer_entries_take_flints_integer_rank():
+    """exact_rank of rows of Python ints or of an integer array (issue 38: no
+    rationals formed) is the rational rank; big integers stay exact; a bool,
+    a float or a Fraction among them goes the rational way, with the same
+    answer."""
+    big = 2**80
+    rows = [[1, 2, 3], [2, 4, 6], [big, big + 1, 0]]
+    assert exact_rank(rows) == 2 == exact_rank(fmpq_mat(3, 3, [fmpq(v) for r in rows for v in r]))
+    assert exact_rank([[big + 1, big], [big, big - 1]]) == 2  # det = -1: a float64 rounding would say 1
+    assert exact_rank(np.array([[1, 2], [2, 4]], dtype=np.int64)) == 1
+    assert exact_rank(np.array([[1, 2], [3, 4]], dtype=np.uint8)) == 2
+    assert exact_rank([[True, 1], [1, 1]]) == 1 and exact_rank([[1, 0.5], [2, 1.0]]) == 1
+    assert exact_rank([[1, Fraction(1, 3)], [3, 1]]) == 1
+    assert exact_rank([]) == 0 and exact_rank([[]]) == 0 and exact_rank(np.zeros((0, 3), dtype=int)) == 0
+    with pytest.raises(InvalidInstance):
+        exact_rank([[1, 2], [3]])  # ragged: refused as before

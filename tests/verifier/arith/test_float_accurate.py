@@ -201,3 +201,28 @@ def test_two_sum_is_error_free_for_either_sign_and_order(s, p):
         t, q = float_accurate._two_sum(np.float64(x), np.float64(y))
         assert Fraction(float(t)) + Fraction(float(q)) == Fraction(x) + Fraction(y)
         assert t == x + y
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch-cpu"])
+def test_blocks_of_rows_give_the_bits_of_one_piece(backend, monkeypatch):
+    """accurate_matmul a block of rows at a time (issue 38): every step is row
+    by row, so blocks of 1, 3 or 7 rows (and one ragged last block) give the
+    same mid and rad, bit for bit, as the whole product in one piece; the
+    cancelling rows stay enclosed."""
+    b = get_backend(backend)
+    rng = np.random.default_rng(38)
+    A = rng.standard_normal((23, 17)) * np.exp2(rng.integers(-40, 40, (23, 1)))
+    B = rng.standard_normal((17, 9)) * np.exp2(rng.integers(-20, 20, (1, 9)))
+    A[4] = 1e8 * B[:, 0] / np.abs(B[:, 0]).max()  # row 4 times column 0 cancels
+    A[4, 0] = -(A[4, 1:] @ B[1:, 0]) / B[0, 0]
+    monkeypatch.setattr(float_accurate, "BLOCK_ENTRIES", 10**9)
+    mid, rad = (b.to_numpy(x) for x in accurate_matmul(b, b.asarray(A), b.asarray(B)))
+    for rows in (1, 3, 7):
+        monkeypatch.setattr(float_accurate, "BLOCK_ENTRIES", rows * B.shape[1])
+        m2, r2 = (b.to_numpy(x) for x in accurate_matmul(b, b.asarray(A), b.asarray(B)))
+        assert np.array_equal(m2, mid) and np.array_equal(r2, rad), rows
+    exact = [[sum(Fraction(float(A[i, l])) * Fraction(float(B[l, j])) for l in range(17)) for j in range(9)]
+             for i in range(23)]
+    assert all(abs(Fraction(float(mid[i, j])) - exact[i][j]) <= Fraction(float(rad[i, j]))
+               for i in range(23) for j in range(9))
+    assert rad[4, 0] < 1e-6 * abs(A[4]).max() * abs(B[:, 0]).sum()  # accurate where the plain bound is not

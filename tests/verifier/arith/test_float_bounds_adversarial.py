@@ -360,3 +360,38 @@ def test_rowsum_up_of_stacks_sums_the_last_axis_in_every_order(order):
         assert s.shape == (2, 1), b.name
         for i in range(2):
             assert Fraction(float(s[i, 0])) >= sum(map(Fraction, M[i, 0].tolist()), Fraction(0)), (b.name, i)
+
+
+def test_check_range_refuses_each_bad_entry_wherever_it_is():
+    """check_range in two reductions (issue 38): a NaN, an infinity of either
+    sign or a magnitude above 2^400 anywhere is refused, with its reason;
+    +-2^400 itself and empty arrays pass."""
+    b = get_backend("numpy")
+    for bad, why in ((np.nan, "NaN or infinite"), (np.inf, "NaN or infinite"), (-np.inf, "NaN or infinite"),
+                     (2.0**401, "exceeds 2\\^400"), (-(2.0**401), "exceeds 2\\^400")):
+        for where in (0, 5, 11):
+            a = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+            a.flat[where] = bad
+            with pytest.raises(fb.FloatRangeError, match=why):
+                fb.check_range(b, np.ones(2), a)
+    fb.check_range(b, np.array([2.0**400, -(2.0**400)]), np.zeros((0, 3)), None)
+    with pytest.raises(fb.FloatRangeError, match="NaN or infinite"):
+        fb.check_range(b, np.array([np.nan, 2.0**500]))
+
+
+def test_cached_constants_are_the_exact_ones_and_cleared_together():
+    """The exact constants behind up_scale, down_scale and gamma are cached
+    (issue 38) by the exact value given, whatever its type, and recomputed
+    after clear_constant_caches."""
+    b = get_backend("numpy")
+    x = np.array([1.0, 3.0])
+    for F in (Fraction(3, 7), 3, 2.5, Fraction(5, 2)):
+        got = fb.up_scale(b, x, F, fb.SLACK)
+        want = x * fb.fl_up(Fraction(F) / (1 - fb.U) ** 2) + fb.fl_up(fb.SLACK / (1 - fb.U) + fb.UL)
+        assert np.array_equal(got, want)
+        assert np.array_equal(fb.down_scale(b, x, F), x * fb.fl_down(Fraction(F) / (1 + fb.U)))
+    assert fb.gamma(64) == 64 * fb.U / (1 - 64 * fb.U) and fb.inv_1m_gamma(64) == 1 / (1 - fb.gamma(64))
+    assert fb.product_slack(5) == 15 * fb.UL + fb.SLACK
+    fb.clear_constant_caches()
+    assert not any(fb._CACHES)
+    assert fb.gamma(3) == 3 * fb.U / (1 - 3 * fb.U) and fb._GAMMA == {3: fb.gamma(3)}

@@ -142,7 +142,7 @@ def _stacks(seed=0):
     return out
 
 
-def _defect_and_factor(monkeypatch, A, c):
+def _defect_and_factor(monkeypatch, A, c, full=False):
     """factor_defect of the one matrix A with shift c, and the factor it used
     (whatever LAPACK, another machine or a patched cholesky returned)."""
     seen = []
@@ -154,7 +154,7 @@ def _defect_and_factor(monkeypatch, A, c):
         return L, ok
 
     monkeypatch.setattr(gb, "_factor", spy)
-    delta = gb.factor_defect(get_backend("numpy"), A[None].copy(), np.array([c]))[0]
+    delta = gb.factor_defect(get_backend("numpy"), A[None].copy(), np.array([c]), full=full)[0]
     monkeypatch.setattr(gb, "_factor", real)
     (L, ok), = seen
     return delta, L[0], bool(ok[0])
@@ -178,6 +178,54 @@ def test_the_defect_bounds_the_exact_residual_in_every_order(monkeypatch, order)
         with summation_order(order):
             delta, L, ok = _defect_and_factor(monkeypatch, A, c)
         _check_defect(A, c, delta, L, ok)
+
+
+def _exact_full_residual_rows(As, L) -> Fraction:
+    """max_i sum_j |As_ij - (L L^T)_ij| exactly, both triangles of As as given."""
+    k = As.shape[0]
+    P = exact_product(L, L.T)
+    return max(sum(abs(F(As[i, j]) - P[i][j]) for j in range(k)) for i in range(k))
+
+
+@pytest.mark.parametrize("order", ALL_ORDERS)
+def test_the_full_defect_bounds_the_whole_residual_in_every_order(monkeypatch, order):
+    """full=True (issue 38: both triangles read, k < 64): the bound holds for
+    the residual of A as given, entry by entry, even when its upper triangle
+    is not the mirror of its lower one (a few ulps moved, as a float product
+    may leave it): what it read is what it bounds."""
+    rng = np.random.default_rng(11)
+    for A, c in _stacks():
+        A = A.copy()
+        k = A.shape[0]
+        up = np.triu_indices(k, 1)
+        A[up] = A[up] * (1 + rng.integers(-4, 5, len(up[0])) * 2.0**-52)
+        with summation_order(order):
+            delta, L, ok = _defect_and_factor(monkeypatch, A, c, full=True)
+        As = A.copy()
+        As[np.arange(k), np.arange(k)] -= c
+        shift = max(abs(F(As[i, i]) - (F(A[i, i]) - F(c))) for i in range(k))
+        if not ok:
+            assert delta == np.inf
+            continue
+        assert F(delta) >= _exact_full_residual_rows(As, L) + shift, order
+
+
+def test_the_full_defect_is_the_lower_one_for_large_blocks(monkeypatch):
+    """k >= 64 (more than one block row): full=True reads the lower triangle
+    as before, the same bound bit for bit."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((70, 90))
+    A = X @ X.T
+    b = get_backend("numpy")
+    assert gb.factor_defect(b, A[None].copy(), np.array([1e-3]), full=True)[0] == \
+        gb.factor_defect(b, A[None].copy(), np.array([1e-3]))[0]
+
+
+def test_batches_of_small_subsets_stay_in_cache_and_large_ones_within_block_entries(monkeypatch):
+    assert gb._batch(32) == gb.CACHE_ENTRIES // 32**2 and gb._batch(197) == gb.BLOCK_ENTRIES // 197**2
+    assert gb._batch(64) == gb.MIN_BATCH and gb._batch(4000) == 1
+    monkeypatch.setattr(gb, "BLOCK_ENTRIES", 48)
+    assert gb._batch(4) == 3  # the test above shrinks the batches through BLOCK_ENTRIES
 
 
 def _wrong(kind, real=np.linalg.cholesky):

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verifier.arith.exact import exact_rank
-from verifier.arith.independence import SubsetIndependence, _full_rank_mod_p, combination_blocks
+from verifier.arith.independence import SubsetIndependence, _full_rank_mod_p, combination_blocks, smallest_per_row
 
 
 def test_rank_mod_p_matches_flint():
@@ -113,3 +113,42 @@ def test_gram_route_leaves_out_of_range_rows_to_the_other_tests():
     assert gram_certified(*gram_ball(V), idx).tolist() == [False, True]
     ok, dep, b = SubsetIndependence(V).independent(idx)
     assert ok.tolist() == [True, True] and dep is None
+
+
+def _argpartition_draw(X, k):
+    return np.sort(X.argpartition(k - 1, axis=1)[:, :k], axis=1)
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.integers(1, 400), st.integers(2, 700), st.integers(0, 2**32 - 1))
+def test_the_threshold_screen_draws_what_argpartition_draws(n, m, seed):
+    """smallest_per_row (issue 38): uniform draws as the random subsets are
+    drawn, every k: the same subsets, entry for entry, as the full
+    argpartition (a seed's draws stay the same draws)."""
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(1, m))
+    X = rng.random((n, m))
+    assert np.array_equal(smallest_per_row(X, k), _argpartition_draw(X, k))
+
+
+def test_the_threshold_screen_with_ties_nan_infinities_and_few_candidates():
+    """Rows the screen cannot settle (too few entries below the threshold, a
+    tie at the k-th entry) are argpartition's own, so the draws are the same
+    here too; NaN sorts last, -inf first; the chosen values are the k smallest
+    of each row in every case."""
+    rng = np.random.default_rng(7)
+    X = np.round(rng.random((500, 300)) * 40) / 40  # many ties at every place
+    X[0] = 0.9  # one value: all tie
+    X[1, :5] = np.nan
+    X[2, :3] = -np.inf
+    X[3] = 1.0 - X[3] * 0.01  # every entry far above the threshold: no candidate at all
+    X[4, :100] = np.nan  # NaN where candidates would be
+    for k in (1, 7, 32, 299):
+        got, want = smallest_per_row(X, k), _argpartition_draw(X, k)
+        vals = np.sort(np.take_along_axis(X, got, axis=1), axis=1)
+        assert np.array_equal(vals, np.sort(np.take_along_axis(X, want, axis=1), axis=1), equal_nan=True), k
+        assert (np.diff(got, axis=1) > 0).all()  # sorted, distinct
+        assert np.array_equal(got, want), k
+    Y = rng.random((3, 5))
+    assert np.array_equal(smallest_per_row(Y, 5), _argpartition_draw(Y, 5))  # k = m: every column
+    assert smallest_per_row(Y.astype(np.float32), 2).tolist() == _argpartition_draw(Y.astype(np.float32), 2).tolist()

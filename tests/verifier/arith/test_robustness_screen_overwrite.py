@@ -154,12 +154,12 @@ def test_gram_certified_passes_its_own_blocks_and_leaves_the_ball_alone(monkeypa
     seen = []
     real = gb.factor_defect
 
-    def spy(b, A, c):
+    def spy(b, A, c, **kw):
         seen.append(np.shares_memory(A, G))
-        return real(b, A, c)
+        return real(b, A, c, **kw)
 
-    def copying(b, A, c):
-        return real(b, A.copy(), c)
+    def copying(b, A, c, **kw):
+        return real(b, A.copy(), c, **kw)
 
     monkeypatch.setattr(gb, "factor_defect", spy)
     got = gram_certified(G, e, idx)
