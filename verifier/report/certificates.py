@@ -253,6 +253,9 @@ def export_findings(paper: str, out) -> list[Path]:
             continue
         for name, cert in make().items():
             paths.append(write(cert, out / f"{key}.{name}.json"))
+    for stale in sorted(set(out.glob("*.json")) - set(paths)):  # an earlier run's file of a finding of this paper
+        if any(stale.name.startswith(f"{key}.") for key in EXPORTERS if FINDINGS[key].paper == paper):
+            stale.unlink()
     return paths
 
 

@@ -52,6 +52,18 @@ def test_every_finding_certificate_is_accepted(paper, tmp_path):
         assert code == 0, (p.name, line)
 
 
+def test_an_earlier_runs_certificate_of_a_finding_is_removed_and_other_files_kept(tmp_path):
+    """The folder holds what this run certifies: a file an earlier version wrote for one of the paper's
+    findings is gone (it would sit in the committed report, unchecked); files that are not ours stay."""
+    stale, other, foreign = (tmp_path / "proposition3.sharpened.json", tmp_path / "dana_thm2.c_below_half.x.json",
+                             tmp_path / "mine.json")
+    for f in (stale, other, foreign):
+        f.write_text("{}")
+    paths = certificates.export_findings("mahdavi2024", tmp_path)
+    assert not stale.exists() and other.exists() and foreign.exists()  # another paper's finding: not this run's
+    assert set(tmp_path.glob("*.json")) == set(paths) | {other, foreign}
+
+
 CHECKS = {"theorem1": {}, "appendixC": dict(d_out=2, d_v=2), "step2": dict(H=2, n=3, d=5, d_out=2, d_v=3),
           "proposition1": dict(context="shared"), "proposition2": dict(H=2, n=3, d=5, T=7, context="shared"),
           "proposition5": dict(H=2, n=3, d=4, T=8, context="sumconst")}
