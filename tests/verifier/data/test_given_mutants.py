@@ -295,3 +295,13 @@ def test_half_gaps_of_long_doubles_are_exact_and_sided():
     assert [fr(v) for v in up[0]] == [Fraction(1, 2 ** 53), Fraction(1, 2 ** 54)]
     assert [fr(v) for v in down[0]] == [Fraction(1, 2 ** 54), Fraction(1, 2 ** 54)]
     assert half_gaps_of(array_precision(np.zeros(1, dtype=np.int64)), np.array([[1]])) is None
+
+
+def test_a_masked_array_is_screened_on_every_entry():
+    # found by the mutation run (validated _19): np.ma's reductions skipped masked entries, so NaN and 1e200
+    # passed the screens and reached the float64 copy
+    q = np.ma.array([[1e200, np.nan, 1.0]], mask=[[1, 1, 0]])
+    with pytest.raises(InvalidInstance, match="NaN or infinite"):
+        validated(E3(), q)
+    with pytest.raises(InvalidInstance, match="overflow"):
+        validated(E3(), np.ma.array([[1e200, 0.0, 1.0]], mask=[[1, 0, 0]]))
