@@ -129,7 +129,7 @@ def validated(contexts, queries, labels=None, *, allow_n_ge_d: bool = True):
                 continue
             raise InvalidInstance(f"missing array '{name}'")
         try:
-            raw = a if isinstance(a, np.ndarray) else np.asarray(a)
+            raw = np.asarray(a)  # a subclass (a masked array) as its plain data: every entry screened
         except (TypeError, ValueError) as exc:
             raise InvalidInstance(f"array '{name}' is not a rectangular numeric array: {exc}") from None
         if raw.dtype.kind == "c":
