@@ -43,19 +43,14 @@ def provenance() -> dict:
     import numpy
     import torch
 
+    from verifier.data.machine import cpu_model
+
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10,
                                 cwd=Path(__file__).parent).stdout.strip()[:12]
     except (OSError, subprocess.SubprocessError):
         commit = "unknown"
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model()
     return {"commit": commit, "versions": {"torch": torch.__version__, "numpy": numpy.__version__,
                                            "python": platform.python_version()},
             "cpu_kernels": {**{k: os.environ.get(k, "unset") for k in KERNEL_VARIABLES},

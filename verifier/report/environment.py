@@ -25,14 +25,9 @@ def _versions() -> dict:
 def _machine() -> dict:
     import platform
 
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    from verifier.data.machine import cpu_model
+
+    cpu = cpu_model()
     try:
         mem = f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.1f} GiB"
     except (ValueError, OSError, AttributeError):
