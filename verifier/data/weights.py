@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from verifier.arith.balls import BallArray
-from verifier.data.files import DataFile, GivenArray, read_data_file
+from verifier.data.files import DataFile, GivenArray, _check_names, read_data_file
 from verifier.data.given import OVERFLOW_LIMIT, add_up, float64_copy
 from verifier.data.precision import ArrayPrecision, array_precision
 from verifier.data.weights_budget import check_memory, npz_shapes
@@ -263,16 +263,6 @@ def _torch_arrays(where: str, tensors: dict) -> tuple[dict, dict, object]:
     return arrays, precision, skip
 
 
-def _check_names(where: str, names, required, optional) -> None:
-    expected = tuple(required) + tuple(optional)
-    for name in names:
-        if name not in expected:
-            _fail(where, f"array '{name}' is not one this statement reads (expected: {', '.join(expected)})")
-    for name in required:
-        if name not in names:
-            _fail(where, f"missing array '{name}' (has: {', '.join(sorted(names)) or 'none'})")
-
-
 def _read_torch(p: Path, required, optional, *, exact_input: bool, budget_T: int) -> GivenWeights:
     import torch
 
@@ -288,7 +278,7 @@ def _read_torch(p: Path, required, optional, *, exact_input: bool, budget_T: int
                       f"{str(exc).splitlines()[0][:160] if str(exc) else ''}")
     if not isinstance(obj, dict):
         _fail(p.name, f"expected a state dict (a dict of named tensors), got {type(obj).__name__}")
-    _check_names(p.name, list(obj), required, optional)
+    _check_names(p, list(obj), required, optional)
     check_memory({k: tuple(v.shape) for k, v in obj.items() if k in WEIGHT_NAMES and hasattr(v, "shape")},
                  T=budget_T, what=p.name)
     return _from_tensors(p, obj, exact_input=exact_input)
@@ -312,7 +302,7 @@ def _read_safetensors(p: Path, required, optional, *, exact_input: bool, budget_
     try:
         with safe_open(str(p), framework="pt") as fh:
             names = list(fh.keys())
-            _check_names(p.name, names, required, optional)
+            _check_names(p, names, required, optional)
             check_memory({k: tuple(fh.get_slice(k).get_shape()) for k in names if k in WEIGHT_NAMES},
                          T=budget_T, what=p.name)
             tensors = {k: fh.get_tensor(k) for k in names}
