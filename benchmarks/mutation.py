@@ -304,9 +304,13 @@ def _diff(module: str, key: str, env: dict) -> str:
 
 @functools.lru_cache(maxsize=8)
 def _mutant_functions(path: str, mtime: float) -> dict:
-    tree = ast.parse(Path(path).read_text())
     src = Path(path).read_text()
-    return {n.name: ast.get_source_segment(src, n) for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    tree = ast.parse(src)
+    # the lines split once (ast.get_source_segment splits the whole file at every call: hours on a
+    # module with thousands of mutants); mutmut's functions are whole lines (top level or methods)
+    lines = src.splitlines()
+    return {n.name: "\n".join(lines[n.lineno - 1:n.end_lineno]) for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef)}
 
 
 def collect(name: str, only: tuple = ()) -> dict:
