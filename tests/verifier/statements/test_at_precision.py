@@ -47,3 +47,41 @@ def test_neither_is_undecided_with_a_remedy():
     assert out.decision is U_ and out.status == UNDECIDED and "--exact-input" in out.reason
     sampled = at_data_precision(T_, box(U_, population=None), P, "queries")
     assert sampled.decision is U_ and "--exhaustive-limit" in sampled.reason
+
+
+# The texts a user reads, pinned whole on every row of the table (the measured entries are the
+# evidence's "measured"; the status and reason are printed): a changed word is a changed report.
+READING = P.describe("queries")
+
+
+def test_every_row_says_exactly_what_it_decided():
+    out = at_data_precision(F_, box(T_), P, "queries")
+    assert (out.status, out.reason) == ("fails at the stored values", "")
+    assert out.measured == {"reading": READING, "on the stored values": "fails",
+                            "over the data's intervals": box(T_).to_dict(),
+                            "at the data's precision": "fails (at the stored values)"}
+    out = at_data_precision(U_, None, P, "queries")
+    assert (out.decision, out.status, out.reason) == (U_, EXACT_ONLY, "")
+    assert out.measured == {"reading": READING, "on the stored values": "is undecided",
+                            "at the data's precision": EXACT_ONLY}
+    out = at_data_precision(U_, box(T_), P, "queries")
+    assert out.reason == (f"{HOLDS}: the property certified at every point of the data's intervals "
+                          f"(exhaustion, 9 matrices; {READING})")
+    assert out.measured["at the data's precision"] == "holds"
+    out = at_data_precision(T_, box(F_, witness=SingularPoint((1, -1), 0.25, True)), P, "queries")
+    assert out.reason == (f"{FAILS}: the rows [0, 2] are dependent at an explicit point of the data's intervals "
+                          f"(certified in exact rationals, 0.25 of the half-gaps used; {READING}); on the stored "
+                          "values it holds (--exact-input reads them as exact)")
+    out = at_data_precision(T_, box(U_), P, "queries")
+    assert out.measured == {"reading": READING, "on the stored values": "holds",
+                            "over the data's intervals": box(U_).to_dict(), "at the data's precision": "undecided"}
+    assert out.reason == (f"{UNDECIDED}: 1 of 10 matrices neither certified at every point nor dependent at an "
+                          f"explicit one ({READING}); on the stored values it holds; --exact-input if the stored "
+                          "values are exact; otherwise data of a wider float type (narrower intervals) would decide it")
+    out = at_data_precision(F_, None, P, "queries")
+    assert out.measured["on the stored values"] == "fails"
+
+
+def test_the_reading_is_the_precisions_own_words():
+    assert READING and isinstance(READING, str)
+    assert at_data_precision(T_, box(T_), P, "queries").measured["reading"] == READING
