@@ -172,7 +172,8 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
         T + "proofs/dana2025/test_dana_thm2_adversarial.py", T + "proofs/dana2025/test_dana_issue31.py"]),
     # issue 31: what a number of the second paper's data means (intervals, the simplex cut, the hypotheses)
     "sequence_reading": ("verifier/data/sequence_reading.py", [
-        T + "verifier/data/test_sequence_reading.py", T + "verifier/data/test_sequences.py",
+        T + "verifier/data/test_sequence_reading_texts.py", T + "verifier/data/test_sequence_reading.py",
+        T + "verifier/data/test_sequences.py",
         T + "proofs/dana2025/test_dana_data_precision.py", T + "proofs/dana2025/test_dana_issue31.py"]),
     "integers": ("verifier/data/integers.py", [T + "verifier/data/test_integers.py",
                                                T + "proofs/kajitsuka2025/test_ks_paper.py"]),

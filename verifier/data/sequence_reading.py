@@ -235,10 +235,6 @@ def prior_balls(given: GivenNumbers) -> list:
     return [arb(a).union(arb(b)) for a, b in zip(lo.tolist(), hi.tolist())]
 
 
-def _contains(lo, hi, lo_in, hi_in, x) -> bool:
-    return (lo < x or (lo == x and lo_in)) and (x < hi or (x == hi and hi_in))
-
-
 def point_masses(given: GivenNumbers) -> tuple[Decision, str]:
     """Assumption 1 (every pi_t a point mass) over the sets the rows stand for.  The sets of one float
     format partition the reals, and 0 and 1 are floats: an entry's set holds 0 (1) exactly when the
