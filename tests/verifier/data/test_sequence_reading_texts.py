@@ -92,6 +92,7 @@ def test_prior_balls_are_each_weights_interval():
         lo = max(lo, Fraction(0))
         assert ball.contains(arb(fmpq(lo.numerator, lo.denominator))) and ball.contains(
             arb(fmpq(hi.numerator, hi.denominator)))
+        assert ball.lower() >= arb(fmpq(lo.numerator, lo.denominator)) - ball.rad() / 2**20  # no wider
     assert [b.mid() for b in prior_balls(GivenNumbers(np.array([3, 1]), EXACT))] == [arb(3), arb(1)]
 
 
@@ -121,7 +122,19 @@ def test_a_long_sum_is_not_printed():
         assert len(str(total)) == (60 if shown else 61)
         msg = _refusal(GivenNumbers(np.array([[total]], dtype=object), EXACT))
         assert (f" = {total} (exactly)" in msg) == shown
-        assert msg.startswith("conditional row 0 sums to 1 ") and "(exactly), not 1" in msg
+        gap = total - 1
+        off = f"1 + {arb(gap).str(3, radius=False)}" if gap > 0 else f"1 - {arb(-gap).str(3, radius=False)}"
+        assert msg == (f"conditional row 0 sums to {off}{f' = {total}' if shown else ''} (exactly), not 1: give "
+                       "probabilities that sum to 1")
+
+
+def test_a_sum_off_one_by_a_third_is_printed_without_a_radius():
+    """1/3 is not a float: the printed gap is its midpoint to 3 digits, never a ball."""
+    third = Fraction(1, 3)
+    assert _refusal(_exact([[third, third]])) == (
+        "conditional row 0 sums to 1 - 0.333 = 2/3 (exactly), not 1: give probabilities that sum to 1")
+    assert _refusal(_exact([[third, 1]])) == (
+        "conditional row 0 sums to 1 + 0.333 = 4/3 (exactly), not 1: give probabilities that sum to 1")
 
 
 def test_rows_given_in_python_are_normalized_within_the_slack_only():
@@ -170,14 +183,13 @@ def test_normalized_rows_divide_by_the_sum_and_leave_one_and_zero_alone():
 # --- the decisions name the first row that fails ---------------------------------------------------------------
 
 @pytest.mark.parametrize("rows, t", [([[1, 0], [0, 1], [1, 1]], 2), ([[1, 0], [0, 0]], 1), ([[0, 0], [1, 0]], 0),
+                                     ([[1, 0, 0], [0, 0, 1], [1, 1, 0]], 2), ([[0, 1, 0], [0, 0, 0]], 1),
                                      ([[0, 1], [Fraction(1, 2), Fraction(1, 2)]], 1), ([[2, 0], [1, 0]], 0)])
 def test_point_masses_name_the_first_row_that_is_not_one(rows, t):
     assert point_masses(_exact(rows)) == (Decision.FALSE, f"row {t} is not 0/1 with one 1 (exact values)")
-    if all(x in (0, 1, Fraction(1, 2), 2) for r in rows for x in r):
-        got = point_masses(_read(np.array(rows, dtype=F16)))
-        if any(x not in (0, 1) for r in rows for x in r):
-            assert got == (Decision.FALSE, f"row {t}: no point mass rounds to it in float16 (an entry's interval "
-                           "excludes both 0 and 1): not a point mass at any point")
+    got = point_masses(_read(np.array([[float(x) for x in r] for r in rows], dtype=F16)))
+    assert got == (Decision.FALSE, f"row {t}: no point mass rounds to it in float16 (an entry's interval "
+                   "excludes both 0 and 1): not a point mass at any point")
 
 
 def test_point_masses_texts():
