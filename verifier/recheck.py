@@ -197,6 +197,8 @@ def array(x, shape: tuple, what: str, box: bool = False) -> Exact:
             raw = base64.b64decode(text, validate=True)
         except ValueError:
             raise IllFormed(f"{what}: not base64") from None
+        if len(raw) != 8 * count:  # the right length with other padding: 1 or 2 bytes fewer or more
+            raise IllFormed(f"{what}: base64 text is not {8 * count} bytes for shape {list(shape)}")
         if any(not math.isfinite(v) for v, in struct.iter_unpack("<d", raw)):
             raise IllFormed(f"{what}: a binary64 entry is infinite or NaN")
         return Exact(shape, raw=raw)
