@@ -163,7 +163,8 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
         T + "proofs/dana2025/test_dana_thm1_exact_route.py", T + "proofs/dana2025/test_dana_mutants.py"]),
     # the standalone re-checker of certificate files (issue 33): the forged corpus and its float path in every order
     "recheck": ("verifier/recheck.py", [T + "verifier/test_recheck.py", T + "verifier/test_recheck_float.py",
-                                        T + "verifier/test_recheck_limits.py", T + "verifier/test_recheck_kinds.py"]),
+                                        T + "verifier/test_recheck_limits.py", T + "verifier/test_recheck_kinds.py"]
+                + sorted(T + "verifier/" + p.name for p in (ROOT / T / "verifier").glob("test_recheck_mutants_*.py"))),
     "dana_thm2": ("proofs/dana2025/thm2_entropy_bound.py", FLOAT_ORDERS[:1] + [
         T + "proofs/dana2025/test_dana_thm1_eps_and_thm2.py", T + "proofs/dana2025/test_dana_data_precision.py",
         T + "proofs/dana2025/test_dana_mutants.py", T + "proofs/dana2025/test_dana_thm2_pinned.py",
@@ -275,8 +276,14 @@ def _results(name: str, codes: dict, seconds: float, output: str, env: dict, onl
             unchecked.append(key)
         elif status in ("survived", "timeout", "suspicious", "no tests", "not checked"):
             survivors.append({"mutant": key, "status": status, "diff": _diff(module, key, env)})
+    by_function: dict[str, dict[str, int]] = {}
+    for key, code in codes.items():
+        f = by_function.setdefault(key.split(".")[-1].rsplit("__mutmut_", 1)[0], {})
+        status = STATUS.get(code, f"exit {code}")
+        f[status] = f.get(status, 0) + 1
     out = {"target": name, "module": module, "module_blob": _blob(module), "tests": tests,
-           "generated": len(codes), "counts": counts, "survivors": survivors, "seconds": round(seconds, 1)}
+           "generated": len(codes), "counts": counts, "survivors": survivors, "seconds": round(seconds, 1),
+           "counts_by_function": dict(sorted(by_function.items()))}
     if only:
         out["only"] = sorted(only)
     if partial:
@@ -328,21 +335,80 @@ def collect(name: str, only: tuple = ()) -> dict:
     return _results(name, codes, seconds, "", env, only, partial=any(v is None for v in codes.values()))
 
 
+def _functions_of(source: str) -> dict:
+    """Each function's (and method's) source text by mutmut's key name: x_f, or xǁClassǁf."""
+    tree = ast.parse(source)
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            out[f"x_{node.name}"] = ast.get_source_segment(source, node)
+        elif isinstance(node, ast.ClassDef):
+            for f in node.body:
+                if isinstance(f, ast.FunctionDef):
+                    out[f"xǁ{node.name}ǁ{f.name}"] = ast.get_source_segment(source, f)
+    return out
+
+
+def changed_functions(module: str, old_blob: str) -> list[str]:
+    """mutmut's names of the functions of ``module`` whose text differs between the blob of a stored run
+    and HEAD (added ones included): only their mutants were renamed or changed."""
+    old = subprocess.run(["git", "cat-file", "-p", old_blob], cwd=ROOT, capture_output=True, text=True, check=True)
+    new = subprocess.run(["git", "show", f"HEAD:{module}"], cwd=ROOT, capture_output=True, text=True, check=True)
+    a, b = _functions_of(old.stdout), _functions_of(new.stdout)
+    return sorted(f for f in b if a.get(f) != b[f])
+
+
 def rerun_survivors(name: str, max_children: int, open_only: bool = False, kinds: tuple = ()) -> dict:
     """Rerun only the stored survivors of ``name`` against the committed tests (after
-    new tests were written to kill them); killed ones move to the killed count."""
+    new tests were written to kill them); killed ones move to the killed count.  When the
+    module changed since the stored run, the functions whose text changed are run whole
+    (their mutants' names shift: their stored survivors and counts are replaced) and the
+    other functions' survivors are rerun as stored (their mutants are the same)."""
     r = json.loads((OUT / f"{name}.json").read_text())
     module, tests = TARGETS[name]
+    changed: list[str] = []
     if r.get("module_blob") != _blob(module):
-        raise SystemExit(f"{name}: {module} changed since its run (mutant names shift): run the target again")
+        changed = changed_functions(module, r["module_blob"])
+        if r.get("only") or not r.get("module_blob"):
+            raise SystemExit(f"{name}: {module} changed since a partial run: run the target again")
     equivalents = json.loads(EQUIVALENT_FILE.read_text()) if EQUIVALENT_FILE.exists() else {}
+
+    def func(key: str) -> str:
+        return key.split(".")[-1].rsplit("__mutmut_", 1)[0]
+
     names = [x["mutant"] for x in r["survivors"] if x["status"] in ("survived", "suspicious", "no tests")
+             and func(x["mutant"]) not in changed
              and not (open_only and classify(x) != "open")
              and not (kinds and kind(classify(x, equivalents), equivalents.get(x["mutant"], "")) not in kinds)]
-    if not names:
-        return r
-    codes, seconds, output, _ = _mutmut_run(module, tests, max_children, names)
-    if all(codes.get(k) is None for k in names):
+    if changed:
+        dotted = module[:-3].replace("/", ".")
+        pats = [f"{dotted}.{f}__mutmut_*" for f in changed]
+        codes, seconds, output, env = _mutmut_run(module, tests, max_children, names + pats)
+        fresh = {k: v for k, v in codes.items() if func(k) in changed}
+        if not fresh:
+            raise SystemExit(f"{name}: the changed functions' mutants were not run:\n{output}")
+        # the changed functions' stored survivors and counts go; their fresh results come in
+        by_function = r.get("counts_by_function")
+        if by_function is None:
+            raise SystemExit(f"{name}: the stored run has no counts by function: run the target again")
+        for f in changed:
+            for status, n in by_function.pop(f, {}).items():
+                r["counts"][status] -= n
+                r["generated"] -= n
+        r["survivors"] = [x for x in r["survivors"] if func(x["mutant"]) not in changed]
+        new = _results(name, fresh, seconds, output, env)
+        for status, n in new["counts"].items():
+            r["counts"][status] = r["counts"].get(status, 0) + n
+        r["generated"] += new["generated"]
+        r["survivors"] += new["survivors"]
+        r["module_blob"] = _blob(module)
+        r["counts_by_function"] = {**by_function, **new["counts_by_function"]}
+        r.setdefault("reruns", []).append({"changed functions run whole": changed})
+    else:
+        if not names:
+            return r
+        codes, seconds, output, _ = _mutmut_run(module, tests, max_children, names)
+    if names and all(codes.get(k) is None for k in names):
         raise SystemExit(f"{name}: the rerun checked nothing:\n{output}")
     keep = []
     for x in r["survivors"]:
@@ -350,6 +416,10 @@ def rerun_survivors(name: str, max_children: int, open_only: bool = False, kinds
         if status != x["status"]:
             r["counts"][x["status"]] -= 1
             r["counts"][status] = r["counts"].get(status, 0) + 1
+            f = r.get("counts_by_function", {}).get(func(x["mutant"]))
+            if f is not None:
+                f[x["status"]] -= 1
+                f[status] = f.get(status, 0) + 1
             r.setdefault("rerun", []).append({"mutant": x["mutant"], "was": x["status"], "now": status})
         if status == "killed":
             continue

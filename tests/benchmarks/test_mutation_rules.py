@@ -73,3 +73,11 @@ def test_an_f_strings_expression_is_code_and_its_wording_is_text():
     for text in ("{x + 'XX; XX' if x else ''}", "{x + '; ' if x else 'XXXX'}"):
         assert rule([line], [line.replace("{x + '; ' if x else ''}", text)]) == "evidence-text"
     assert rule([line], [line.replace("the stored", "XXthe storedXX")]) == "evidence-text"
+
+
+def test_functions_are_named_as_mutmut_names_them_and_a_changed_one_is_found():
+    a = "def f(x):\n    return x\n\n\nclass C:\n    def g(self):\n        return 1\n\n\ndef h():\n    return 2\n"
+    b = a.replace("return 1", "return 3").replace("return x", "return x") + "\n\ndef k():\n    pass\n"
+    fa, fb = mutation._functions_of(a), mutation._functions_of(b)
+    assert sorted(fa) == ["x_f", "x_h", "xǁCǁg"]
+    assert sorted(f for f in fb if fa.get(f) != fb[f]) == ["x_k", "xǁCǁg"]
