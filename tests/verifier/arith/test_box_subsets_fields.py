@@ -174,3 +174,66 @@ def test_subsets_search_the_subset_without_a_bound_first():
     r = subsets_over_box(V, rad, 1, exact=lambda i: Q[list(i)], gaps=gaps, exhaustive_limit=0, samples=30)
     assert r.decision is Decision.FALSE and r.how == "sample" and r.population is None and r.screened == 30
     assert r.uncertified == 30 - r.certified and r.witness_index == (2,)
+
+
+def test_a_bound_of_exactly_one_certifies_nothing(monkeypatch):
+    """||I - R A X|| < 1 is the certificate; a bound equal to 1 proves nothing (patched bounds: no float
+    input gives exactly 1, the rigorous rounding lands above it)."""
+    monkeypatch.setattr(box_subsets, "box_full_row_rank", lambda mids, rads, backend=None: np.ones(len(mids)))
+    M, R = _ones([0.5, 0.5])
+    assert stack_over_box(M, R, exact=lambda b: M[b], gaps=None).certified == 0
+    mid = np.array([[1.0, 0.0]])
+    r = subsets_over_box(mid, mid * 0.5, 1, exact=lambda i: mid[i], gaps=None)
+    assert r.how == "exhaustion" and r.certified == 0 and r.decision is Decision.UNDECIDED
+
+
+def test_the_backend_is_handed_to_the_certificate(monkeypatch):
+    seen = []
+    real = box_subsets.box_full_row_rank
+
+    def spy(mids, rads, backend=None):
+        seen.append(backend)
+        return real(mids, rads)
+
+    monkeypatch.setattr(box_subsets, "box_full_row_rank", spy)
+    M, R = _ones([0.5])
+    stack_over_box(M, R, exact=lambda b: M[b], gaps=None, backend="B1")
+    V = np.array([[1.0], [2.0]])
+    subsets_over_box(V, V * 0.25, 1, exact=lambda i: V[i], gaps=None, backend="B2")
+    subsets_over_box(np.eye(2), np.eye(2) * 0.25, 1, exact=lambda i: np.eye(2)[i], gaps=None, backend="B3")
+    assert seen == ["B1", "B2", "B3"]
+
+
+def test_a_witness_search_skips_a_subset_without_gaps():
+    """gaps(idx) None for the first candidate (no half-gaps known): the search goes on to the next."""
+    M = np.array([[[0.0]], [[0.0]]])
+    R = np.full((2, 1, 1), 2.0**-9)
+
+    def gaps(b):
+        if b == 0:
+            return None
+        return gap_sides(M[b], np.full((1, 1), -9), np.full((1, 1), -9), np.ones((1, 1), bool))
+
+    r = stack_over_box(M, R, exact=lambda b: M[b], gaps=gaps, labels=["first", "second"])
+    assert r.decision is Decision.FALSE and r.witness_index == ("second",)
+
+
+def test_the_default_exhaustion_limit_is_20000_subsets():
+    """The limit the evidence states ('examined ... of'): 20,000 subsets exhausted, 5,000 sampled beyond."""
+    import inspect
+
+    params = inspect.signature(subsets_over_box).parameters
+    assert (params["exhaustive_limit"].default, params["samples"].default, params["seed"].default) == (20000, 5000, 0)
+
+
+def test_a_sample_is_the_k_smallest_of_m_uniform_keys_per_draw():
+    """The sampled subsets are exactly the rows' indices of the k smallest keys of the seeded stream
+    (numpy's PCG64: the same on every machine; which k are smallest does not depend on the partition's
+    implementation), drawn in batches of at most 2,000,000 keys: 4,001 subsets of 500 rows take two."""
+    for m, k, samples in ((9, 3, 50), (3, 2, 10), (500, 2, 4001), (7, 1, 5)):
+        blocks = list(box_subsets._subsets(m, k, 0, samples, seed=11)[0])
+        got = np.concatenate(blocks)
+        assert got.shape == (samples, k)
+        keys = np.random.default_rng([11, 0xB0C5]).random((samples, m))
+        assert np.array_equal(got, np.sort(np.argsort(keys, axis=1)[:, :k], axis=1))
+    assert [len(b) for b in box_subsets._subsets(500, 2, 0, 4001, seed=0)[0]] == [4000, 1]
