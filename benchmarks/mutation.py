@@ -163,7 +163,8 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
         T + "proofs/dana2025/test_dana_thm1_exact_route.py", T + "proofs/dana2025/test_dana_mutants.py"]),
     # the standalone re-checker of certificate files (issue 33): the forged corpus and its float path in every order
     "recheck": ("verifier/recheck.py", [T + "verifier/test_recheck.py", T + "verifier/test_recheck_float.py",
-                                        T + "verifier/test_recheck_limits.py", T + "verifier/test_recheck_kinds.py"]
+                                        T + "verifier/test_recheck_limits.py", T + "verifier/test_recheck_kinds.py",
+                                        T + "verifier/test_recheck_exact.py"]
                 + sorted(T + "verifier/" + p.name for p in (ROOT / T / "verifier").glob("test_recheck_mutants_*.py"))),
     "dana_thm2": ("proofs/dana2025/thm2_entropy_bound.py", FLOAT_ORDERS[:1] + [
         T + "proofs/dana2025/test_dana_thm1_eps_and_thm2.py", T + "proofs/dana2025/test_dana_data_precision.py",
