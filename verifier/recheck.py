@@ -69,6 +69,11 @@ def _json_float(text):  # also NaN, Infinity and -Infinity
     raise IllFormed(f"JSON number {text[:30]!r}: exact values are strings (\"p/q\", decimals) or integers")
 
 
+#: an escape (not itself escaped) that decodes to a character outside 0x20-0x7E: \b \f \n \r \t, or \uXXXX
+#: outside 0020-007E (JSON strings cannot hold raw control characters, and the file is ASCII)
+_UNPRINTABLE_ESCAPE = re.compile(rb'(?<!\\)(?:\\\\)*\\(?:[bfnrt]|u(?!00[2-6][0-9a-fA-F]|007[0-9a-eA-E]))')
+
+
 def read(path) -> dict:
     """The certificate object of the file at ``path`` (IllFormed: why not)."""
     try:
@@ -82,6 +87,8 @@ def read(path) -> dict:
         raise IllFormed(f"more than {MAX_VALUES} JSON values (write large arrays in base64)")
     if not raw.isascii():
         raise IllFormed("not ASCII text")
+    if _UNPRINTABLE_ESCAPE.search(raw):
+        raise IllFormed("a string is not printable ASCII (an escape of a control or non-ASCII character)")
     try:
         obj = json.loads(raw.decode("ascii"), object_pairs_hook=_no_duplicates, parse_int=_json_int,
                          parse_float=_json_float, parse_constant=_json_float)

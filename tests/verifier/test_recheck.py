@@ -142,6 +142,11 @@ def _set(cert, path, value, digest=True):
     return redigest(c) if digest else c
 
 
+def _raw_about(cert: dict, about: str) -> str:
+    """The certificate's JSON text with ``about`` (a printable string) written with its escapes."""
+    return json.dumps(_set(cert, ["about"], about))
+
+
 def forgeries() -> list:
     """(label, certificate object or raw bytes, expected exit code): every forged case of issue 33, then ours."""
     thm2, lemma2 = GENUINE[THM2], GENUINE["dana_lemma2.d_at_least_N_plus_S_minus_1.head_differences"]
@@ -240,6 +245,15 @@ def forgeries() -> list:
         ("no about", _set(thm2, ["about"], KeyError), 2),
         ("a non-printable about", _set(thm2, ["about"], "a\u0007b"), 2),
         ("an about of 4001 characters", _set(thm2, ["about"], "x" * 4001), 2),
+        # strings are printable ASCII (spec Sec. 2), read from the escapes of the text (digests recomputed)
+        ("a control character escaped in the about", json.dumps(_set(thm2, ["about"], "a\x01b")), 2),
+        ("a tab escaped in a claim string", json.dumps(_set(counts, ["claim", "rows", 0, 3], "lean\t")), 2),
+        ("a non-ASCII character escaped in a claim string",
+         json.dumps(_set(counts, ["claim", "rows", 0, 3], "l\u00e9an")), 2),
+        ("a DEL escaped in the kind", json.dumps(_set(thm2, ["kind"], "dana-thm2\x7f"))[:-1] + "}", 2),
+        ("a printable character escaped is that character", edit(_set(thm2, ["about"], "xAy"), '"xAy"',
+                                                                 '"x\\u0041y"'), 0),
+        ("an escaped backslash before n is printable", _raw_about(thm2, "a\\nb"), 0),
         ("a duplicate key", json.dumps(thm2)[:-1] + ', "kind": "dana-thm2-negative-rhs"}', 2),
         ("a JSON float in the data", edit(thm2, '"d": 2', '"d": 2.0'), 2),
         ("a JSON integer of 19 digits", edit(thm2, '"d": 2', '"d": 1000000000000000000'), 2),
