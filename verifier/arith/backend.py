@@ -223,26 +223,15 @@ class Backend:
 
     def inv(self, a):
         """A float inverse, or None when the factorisation breaks down (any
-        matrix is a valid preconditioner: its errors cannot make a test lie).
-        One numpy matrix: LAPACK's getrf + getri (scipy), about 2/3 of the
-        time of numpy's getrf + getrs on the identity (18 vs 24 ms at 621 x
-        621); a stack: numpy's."""
+        matrix is a valid preconditioner: its errors cannot make a test lie)."""
         try:
             if self.is_torch:
                 import torch
 
                 r = torch.linalg.inv(a)
-            elif np.ndim(a) == 2:
-                import warnings
-
-                import scipy.linalg
-
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)  # ill-conditioned: still a choice
-                    r = scipy.linalg.inv(a, check_finite=False)
             else:
                 r = np.linalg.inv(a)
-        except (np.linalg.LinAlgError, RuntimeError, ValueError):
+        except (np.linalg.LinAlgError, RuntimeError):
             return None
         return r if self.all_finite(r) else None
 
