@@ -19,7 +19,10 @@ trust the platform's ``exp``: the value is computed from scratch.
   ``e^{E_R} - 1``; it is computed in arb at import.
 * ``2^k`` is built exactly from its bit pattern; results below ``2^-1000``
   are widened to ``[0, 2^-1000]`` (``exp(x) < 2^-1000`` there, whatever the
-  underflow behaviour), and ``x < -745`` gives ``[0, 2^-1000]`` directly.
+  underflow behaviour), and ``x < -745`` gives ``[0, 2^-1000]`` directly
+  (on numpy, where at most half the entries are ``>= -745``, as in the
+  saturated softmax rows of Prop. 1's heads, only those are evaluated:
+  the same values, a fraction of the passes).
 
 >>> import numpy as np
 >>> from verifier.arith.backend import get_backend
@@ -101,8 +104,16 @@ def exp_bounds(b, x):
         return flat.reshape(shape), flat.reshape(shape)
     if not b.all_finite(flat) or b.max(flat) > X_MAX:
         raise FloatRangeError(f"exp argument above {X_MAX} or not finite")
-    lo, hi = b.empty_like(flat), b.empty_like(flat)
     step = CHUNK[b.name]
+    if not b.is_torch:  # below X_MIN the answer is [0, TINY] whatever the polynomial gives: not evaluated
+        live = np.flatnonzero(flat >= X_MIN)
+        if live.size <= n // 2:  # saturated softmax rows: most logit differences are far below -745
+            lo, hi = np.zeros(n), np.full(n, TINY)
+            for i in range(0, live.size, step):
+                at = live[i:i + step]
+                lo[at], hi[at] = _exp_chunk(b, flat[at])
+            return lo.reshape(shape), hi.reshape(shape)
+    lo, hi = b.empty_like(flat), b.empty_like(flat)
     for i in range(0, n, step):
         lo[i:i + step], hi[i:i + step] = _exp_chunk(b, flat[i:i + step])
     return lo.reshape(shape), hi.reshape(shape)

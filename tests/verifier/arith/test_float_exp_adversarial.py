@@ -188,3 +188,32 @@ def test_constants_recomputed_independently():
     want = mp.exp(mp.mpf(2) ** -52) / (1 - abs_err * e) - 1
     assert want <= rho <= want * (1 + 2.0**-30)
     assert rho == RHO
+
+
+@pytest.mark.parametrize("live", [0, 1, 7, 500])
+def test_mostly_underflowing_arrays_evaluate_only_the_live_entries(live):
+    """Saturated softmax rows: most arguments far below X_MIN = -745.  At most
+    half the entries >= -745: only those go through the polynomial (the
+    numpy path), the rest are [0, 2^-1000]; every entry still encloses exp
+    (Arb), the live ones are the floats of the full evaluation, and entries
+    just above and below -745, and a chunk boundary crossed by the live
+    entries, are among them."""
+    b = get_backend("numpy")
+    rng = np.random.default_rng(live)
+    n = 2 * float_exp.CHUNK["numpy"] + 3 if live == 500 else 41
+    x = -rng.uniform(745.0, 1e6, n)
+    where = rng.choice(n, size=min(live, n // 2), replace=False)
+    x[where] = rng.uniform(-760.0, 40.0, where.size)
+    if live:
+        x[where[0]] = -745.0
+        x[where[-1]] = math.nextafter(-745.0, -math.inf)
+    lo, hi = exp_bounds(b, x)
+    assert np.all(lo[x < -745.0] == 0.0) and np.all(hi[x < -745.0] == 2.0**-1000)
+    full_lo, full_hi = float_exp._exp_chunk(b, x[where]) if live else (lo[:0], hi[:0])
+    assert np.array_equal(lo[where], full_lo) and np.array_equal(hi[where], full_hi)
+    _check(b, x[np.concatenate([where[:40], np.arange(5)])], rel=None)
+    if live == 500:  # more live entries than one chunk: every chunk of them filled
+        x[: n // 2 - 1] = rng.uniform(-700.0, 40.0, n // 2 - 1)
+        lo, hi = exp_bounds(b, x)
+        ok = x >= -745.0
+        assert np.array_equal(lo[ok], float_exp._exp_chunk(b, x[ok])[0]) and np.all(lo[~ok] == 0.0)
