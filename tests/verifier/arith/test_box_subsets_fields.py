@@ -237,3 +237,22 @@ def test_a_sample_is_the_k_smallest_of_m_uniform_keys_per_draw():
         keys = np.random.default_rng([11, 0xB0C5]).random((samples, m))
         assert np.array_equal(got, np.sort(np.argsort(keys, axis=1)[:, :k], axis=1))
     assert [len(b) for b in box_subsets._subsets(500, 2, 0, 4001, seed=0)[0]] == [4000, 1]
+
+
+def test_the_exhaustion_limit_is_inclusive(monkeypatch):
+    """C(m, k) <= exhaustive_limit is exhausted, one more is sampled (C(m, k) patched: 20,000 and 20,001
+    real subsets would take seconds)."""
+    import types
+
+    V = np.array([[1.0], [2.0], [4.0]])
+    for population, how in ((20000, "exhaustion"), (20001, "sample")):
+        monkeypatch.setattr(box_subsets, "math", types.SimpleNamespace(comb=lambda m, k, p=population: p))
+        r = subsets_over_box(V, np.full((3, 1), 0.25), 1, exact=lambda i: V[i], gaps=None, samples=4)
+        assert r.how == how
+
+
+def test_exact_rows_without_radius_by_exhaustion():
+    """rad None (exact values): the subsets are certified as points."""
+    V = np.array([[1.0], [2.0], [0.0]])
+    r = subsets_over_box(V, None, 1, exact=lambda i: V[i], gaps=None)
+    assert _fields(r) == (Decision.UNDECIDED, "exhaustion", 3, 3, 2, 1, None)
