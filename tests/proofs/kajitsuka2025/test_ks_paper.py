@@ -47,6 +47,7 @@ def test_generated_instance_is_exact_and_deterministic():
     (dict(sequences=[0, 1], labels=[0]), "2-d"),
 ])
 def test_bad_arrays_are_one_line(bad, message):
+    bad = dict(bad)  # the parameters are shared by every run of the test in one process (mutmut runs it again)
     with pytest.raises(InvalidInstance, match=message):
         from_arrays(bad.pop("sequences"), bad.pop("labels"), V=3, **bad)
 
