@@ -91,7 +91,7 @@ def _cases() -> list:
         ("about with the last printable character", changed(thm2, ("about",), " ~ "), 0,
          "ACCEPTED: " + STATEMENTS[THM2]),
         ("about with DEL", changed(thm2, ("about",), "\x7f"), 2,
-         f"ILL-FORMED: about is not printable ASCII text of at most {recheck.MAX_ABOUT} characters"),
+         "ILL-FORMED: a string is not printable ASCII (an escape of a control or non-ASCII character)"),
         ("every object's keys in reverse order", reversed_keys(thm2), 0, "ACCEPTED: " + STATEMENTS[THM2]),
         ("another format", changed(thm2, ("format",), "mha-verify-certificate/1"), 2,
          "ILL-FORMED: format is not 'mha-verify-certificate/2'"),
@@ -99,7 +99,7 @@ def _cases() -> list:
          "ILL-FORMED: sha256 does not match the file: it was changed after it was written"),
         # an escaped non-ASCII character (the file itself is ASCII): digested as the escape, then refused where read
         ("a non-ASCII number, escaped", changed(thm2, ("claim", "rhs_below"), "\u00e9"), 2,
-         "ILL-FORMED: rhs_below: 'é' is not \"p/q\" or a decimal within 800 digits and exponent 400"),
+         "ILL-FORMED: a string is not printable ASCII (an escape of a control or non-ASCII character)"),
         ("the claim not proved", changed(counts, ("claim", "violations"), [[]] * len(counts["claim"]["violations"])),
          1, "REJECTED: the claimed counts or violations differ from the recomputed ones"),
     ]
@@ -335,3 +335,12 @@ def test_meet_keeps_the_number_that_all_three_enclose(v, x, lo, hi):
     got = recheck.meet(x, lo, hi)
     assert mp.mpf(Fraction(v).numerator) / Fraction(v).denominator in got
     assert got.a == max(x.a, lo.a) and got.b == min(x.b, hi.b)
+
+
+def test_an_object_given_directly_has_its_about_and_numbers_checked():
+    """check_certificate on an object (no file text to scan): the about and a number's text are still refused."""
+    thm2 = GENUINE[THM2]
+    assert recheck.check_certificate(changed(thm2, ("about",), "\x7f")) == (
+        2, f"about is not printable ASCII text of at most {recheck.MAX_ABOUT} characters")
+    assert recheck.check_certificate(changed(thm2, ("claim", "rhs_below"), "\u00e9")) == (
+        2, "rhs_below: 'é' is not \"p/q\" or a decimal within 800 digits and exponent 400")
