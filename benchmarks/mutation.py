@@ -187,7 +187,8 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
 # Not "-k 'not cli'": -k matches substrings of test and module names, and that deselected tests that
 # merely contain "cli" (test_float_failures_climb.py, "...climbs...", "...declines...").
 SUBPROCESS_TESTS = ("test_cli_gives_a_certified_verdict", "test_claim1_float_miss_is_not_a_refutation_cli",
-                    "test_exit_codes_in_a_subprocess")
+                    "test_exit_codes_in_a_subprocess", "test_the_attack_shapes_in_a_subprocess",
+                    "test_each_line_is_flushed_before_the_next_file_is_read")
 NO_SUBPROCESS = ["-k", " and ".join(f"not {t}" for t in SUBPROCESS_TESTS)]
 
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 35: "suspicious",
@@ -386,7 +387,7 @@ def rerun_survivors(name: str, max_children: int, open_only: bool = False, kinds
         pats = [f"{dotted}.{f}__mutmut_*" for f in changed]
         codes, seconds, output, env = _mutmut_run(module, tests, max_children, names + pats)
         fresh = {k: v for k, v in codes.items() if func(k) in changed}
-        if not fresh:
+        if not fresh or all(v is None for v in fresh.values()):
             raise SystemExit(f"{name}: the changed functions' mutants were not run:\n{output}")
         # the changed functions' stored survivors and counts go; their fresh results come in
         by_function = r.get("counts_by_function")
