@@ -220,8 +220,11 @@ def test_shapes_and_a_missing_radius():
     assert box_full_row_rank(np.eye(3))[0] < 1  # square
     assert np.array_equal(box_full_row_rank(np.zeros((3, 0, 2))), np.zeros(3))  # no rows: full rank 0
     assert box_full_row_rank(np.zeros((0, 2, 3))).shape == (0,)
-    assert np.array_equal(box_full_row_rank(eye.T.copy()), [np.inf])  # k > m: no bound
-    assert np.array_equal(box_full_row_rank(np.stack([eye.T, eye.T])), [np.inf, np.inf])
+    # k > m: rows always dependent, no bound at all (a float bound would be >= 1, but finite)
+    tall = np.stack([eye.T, np.array([[-1.0, 3.0], [0.0, -2.0], [1.0, 5.0]]), np.array([[-3.0, 4.0], [2.0, 1.0],
+                                                                                        [0.5, -1.0]])])
+    assert np.array_equal(box_full_row_rank(tall), [np.inf] * 3)
+    assert np.array_equal(box_full_row_rank(np.array([[-0.31630015636915454], [0.4116305363741328]])), [np.inf])
 
 
 @dataclass(frozen=True)
