@@ -298,8 +298,10 @@ def test_the_arb_fallback_uses_every_radius(arb_calls):
 
 
 def test_a_nan_matrix_falls_back_to_arb_without_a_radius(arb_calls):
-    bad = np.array([[1.0, np.nan], [0.0, 1.0]])
-    out = box_full_row_rank(np.stack([np.eye(2), bad, 3 * np.eye(2)]))
+    """No radius and no zero entry (a zero would get 2^-1074): the block goes to Arb with no radius."""
+    good = np.array([[1.0, 0.5], [0.25, 1.0]])
+    bad = np.array([[1.0, np.nan], [0.5, 1.0]])
+    out = box_full_row_rank(np.stack([good, bad, 3 * good]))
     assert out[0] < 1 and out[2] < 1 and not out[1] < 1 and len(arb_calls) == 3
 
 
