@@ -175,6 +175,23 @@ def test_every_column_maximum_ends_in_one_half_to_one():
         assert np.all((top == 0) | ((top >= 0.5) & (top < 1)))
 
 
+def test_every_row_and_column_maximum_ends_in_one_half_to_one_in_the_normal_range():
+    """Columns, rows, columns: with every entry and every scaled entry normal, each nonzero row's and each
+    nonzero column's largest entry ends in [1/2, 1), and a scaled column gives the same matrix."""
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        k, m = rng.integers(1, 5), rng.integers(1, 5)
+        M = rng.uniform(-1, 1, (2, k, m)) * 2.0 ** rng.integers(-300, 300, (2, k, m))
+        M[rng.random(M.shape) < 0.2] = 0.0
+        mid, _, re, ce = equilibrate(M, None)
+        for axis in (1, 2):
+            top = np.max(np.abs(mid), axis=axis)
+            assert np.all((top == 0) | ((top >= 0.5) & (top < 1)))
+        M2 = M.copy()
+        M2[:, :, 0] *= 2.0**-200
+        assert np.array_equal(equilibrate(M2, None)[0], mid)
+
+
 def test_entries_pushed_below_2_pow_minus_1021_get_2_pow_minus_1074_more_radius():
     """Matrices [[1/2, 1/2], [x, 1/2]] need no scaling; x below 2^-1021 (subnormal or not) gets 2^-1074
     added to its radius, x = 2^-1021 and above none; a given radius keeps its value and is added to."""
