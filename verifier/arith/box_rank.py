@@ -67,26 +67,36 @@ def equilibrate(mids: np.ndarray, rads: np.ndarray | None):
     """Scale each matrix of the (B, k, m) stack by powers of two, columns,
     then rows, then columns, bringing each one's largest entry into [1/2, 1)
     (exact, but for entries pushed into the subnormal range: their radius
-    gets 2^-1074 more).  Returns ``(mid, rad, row_exp, col_exp)`` with
+    gets 2^-1074 more, or one ulp where it is larger; the exponents are
+    chosen first and applied once, so an entry rounds at most once, and only
+    to a subnormal result).  Returns ``(mid, rad, row_exp, col_exp)`` with
     ``mid = 2^row_exp * mids * 2^col_exp``.  A column of the input already
     scaled by a power of two gives the same result."""
     mid = np.array(mids, dtype=np.float64, copy=True)
     rad = None if rads is None else np.array(rads, dtype=np.float64, copy=True)
     row_exp = np.zeros(mid.shape[:-1], dtype=np.int64)
     col_exp = np.zeros(mid.shape[:-2] + mid.shape[-1:], dtype=np.int64)
+    work = mid  # only chooses the exponents: its entries may round in the subnormal range
     for axis in (1, 2, 1):  # 1: column maxima (over rows), 2: row maxima
-        top = np.max(np.abs(mid), axis=axis, keepdims=True)
+        top = np.max(np.abs(work), axis=axis, keepdims=True)
         s = np.where(top > 0, -_exponent(top), 0)
-        mid = np.ldexp(mid, s)
-        if rad is not None:
-            rad = np.ldexp(rad, s)
+        work = np.ldexp(work, s)
         if axis == 1:
             col_exp += s[:, 0, :]
         else:
             row_exp += s[:, :, 0]
+    # one scaling of the input: an entry rounds only if its result is subnormal (a column scaled down
+    # into the subnormal range, then its row scaled up, would otherwise lose bits that no radius covers)
+    e = row_exp[:, :, None] + col_exp[:, None, :]
+    mid = np.ldexp(mid, e)
     tiny = np.abs(mid) < 2.0**-1021
+    if rad is not None:
+        scaled = np.ldexp(rad, e)
+        tiny |= (rad != 0) & (scaled < 2.0**-1021)  # a radius rounded (perhaps down) in the subnormal range
+        rad = scaled
     if tiny.any():
-        rad = (np.zeros(mid.shape) if rad is None else rad) + np.where(tiny, 2.0**-1074, 0.0)
+        rad = np.zeros(mid.shape) if rad is None else rad
+        rad = np.where(tiny, np.nextafter(rad, np.inf), rad)  # + 2^-1074, at least (not absorbed by rounding)
     return mid, rad, row_exp, col_exp
 
 
@@ -181,9 +191,17 @@ class SingularPoint:
 
     def to_dict(self) -> dict:
         return {"kind": "explicit point of the data's intervals with dependent rows",
-                "coefficients": [str(x) for x in self.c], "fraction of the half-gaps used": self.used,
+                "coefficients": [str(_exact(x)) for x in self.c], "fraction of the half-gaps used": self.used,
                 "claim": "sum_i c_i P_i = 0 at a point P strictly inside every entry's rounding interval "
                          "(Oettli-Prager, column by column, exact rationals)"}
+
+
+def _exact(x):
+    """x as an exact rational: an fmpq as it is, a float as the rational it is (its shortest decimal
+    repr is another number)."""
+    from flint import fmpq
+
+    return x if isinstance(x, fmpq) else fmpq(*float(x).as_integer_ratio())
 
 
 def _fmpq_rows(exact) -> list:
