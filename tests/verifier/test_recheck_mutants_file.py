@@ -344,3 +344,33 @@ def test_an_object_given_directly_has_its_about_and_numbers_checked():
         2, f"about is not printable ASCII text of at most {recheck.MAX_ABOUT} characters")
     assert recheck.check_certificate(changed(thm2, ("claim", "rhs_below"), "\u00e9")) == (
         2, "rhs_below: 'é' is not \"p/q\" or a decimal within 800 digits and exponent 400")
+
+
+def test_each_line_is_flushed_before_the_next_file_is_read_in_process(monkeypatch, tmp_path):
+    """The same as the subprocess test above, in this process (so that mutation runs see it): main() prints
+    a file's line and flushes it before it reads the next file."""
+    events = []
+
+    class Out:
+        def write(self, s):
+            events.append("write")
+
+        def flush(self):
+            events.append("flush")
+
+    real_read = recheck.read
+
+    def read(path):
+        events.append("read")
+        return real_read(path)
+
+    paths = []
+    for i in range(2):
+        p = tmp_path / f"c{i}.json"
+        p.write_text(json.dumps(GENUINE[THM2]))
+        paths.append(str(p))
+    monkeypatch.setattr(recheck, "read", read)
+    monkeypatch.setattr(sys, "stdout", Out())
+    assert recheck.main(paths) == 0
+    second = [i for i, e in enumerate(events) if e == "read"][1]
+    assert "write" in events[:second] and events[:second][-1] == "flush"

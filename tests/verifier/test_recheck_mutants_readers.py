@@ -197,3 +197,10 @@ def test_numpy_is_loaded_and_probed_once(monkeypatch):
     assert recheck._numpy() is numpy
     assert recheck._NP is numpy
     assert recheck._numpy() is numpy
+
+
+def test_base64_text_of_the_wrong_length_or_not_text_is_refused_by_its_length():
+    """The length of the text is checked first: an 11-character text (not even base64) and a number both
+    get the byte-count line, not 'not base64' or a type error."""
+    for text in ("AAAAAAAAAAA", 5, ["AAAAAAAAAAAA"]):
+        assert judge(residual(queries={"float64": text})) == (2, "queries: base64 text is not 8 bytes for shape [1, 1]")
