@@ -346,7 +346,7 @@ def test_an_object_given_directly_has_its_about_and_numbers_checked():
         2, "rhs_below: 'é' is not \"p/q\" or a decimal within 800 digits and exponent 400")
 
 
-def test_each_line_is_flushed_before_the_next_file_is_read_in_process(monkeypatch, tmp_path):
+def test_main_flushes_a_line_before_it_reads_the_next_file(monkeypatch, tmp_path):
     """The same as the subprocess test above, in this process (so that mutation runs see it): main() prints
     a file's line and flushes it before it reads the next file."""
     events = []
