@@ -120,8 +120,10 @@ def _byT(d: dict):
     return sorted(d.items(), key=lambda kv: int(kv[0]) if str(kv[0]).isdigit() else 0)
 
 
-def ours(eid: str, m: dict) -> str:
-    """Our numbers for claim ``eid`` from its measured dict; "-" when not stored."""
+def ours(eid: str, m: dict, powered: bool = True) -> str:
+    """Our numbers for claim ``eid`` from its measured dict; "-" when not stored.  Tables 1 and 3
+    are compared with the paper cell by cell only when ``powered`` (their run passed its power
+    check); otherwise the comparison is withheld as not decided."""
     try:
         if eid == "fig2a":
             return "R^2 " + ", ".join(f"T={T}: {_fmt(f and f['r2'])}" for T, f in _byT(m["fits"]))
@@ -149,8 +151,7 @@ def ours(eid: str, m: dict) -> str:
             return "; ".join(f"vs {k}: {sum(t['passes'] for t in per.values())} of {len(per)} curves monotone"
                              for k, per in _byT(m["tests"]))
         if eid in ("table1", "table3"):
-            cells = [c["status"] for row in m["cells"].values() for c in row.values()]
-            return f"{cells.count('holds')} cells hold, {cells.count('fails')} fail (grid below)"
+            return _grid_summary(eid, m["cells"], powered)
         if eid == "fig1":
             L = m["random attention"]
             return f"Kruskal rank evidence >= {L['evidence_lower']}, certified <= {L['certified_upper']}; n = {L['n']}"
@@ -212,6 +213,24 @@ def to_html(lines: list[str], img=lambda name: "") -> str:
     return "\n".join(out)
 
 
+def passed_power(row: dict) -> bool:
+    """Whether an experiment's stored run passed its own power check (a missing check is not a pass)."""
+    return (row.get("power") or {}).get("outcome") == "passed"
+
+
+def _grid_summary(eid: str, cells: dict, powered: bool) -> str:
+    """The grid in one line: how many cells read as the paper's, or - when the run failed its power
+    check - the comparison withheld as not decided (issue 35)."""
+    if not powered:
+        return ("not decided: the run failed its own power check, so its cells are not compared with the paper's "
+                "(grid below, without pass/fail)")
+    paper = PAPER_CELLS.get(eid, {})
+    pairs = [(row.get(a, {}).get("status"), theirs) for (name, a), theirs in paper.items()
+             for row in [cells.get(name, {})]]
+    same = sum(mine == theirs for mine, theirs in pairs)
+    return f"{same} of {len(pairs)} cells as the paper's, {len(pairs) - same} not (grid below)"
+
+
 def _grid(eid: str, cells: dict, powered: bool = True) -> list[str]:
     """The cells beside the paper's; pass/FAIL only for a run whose power check passed (issue 35)."""
     keys = sorted({a for row in cells.values() for a in row})
@@ -239,9 +258,10 @@ def beside_markdown(rows: dict) -> list[str]:
     for eid, r in rows.items():
         if r.get("kind") == "probe" or eid not in PAPER:
             continue
-        out.append(f"| `{eid}` | {r['status']} | {PAPER[eid]} | {ours(eid, r.get('measured', {})).replace('|', '/')} |")
+        mine = ours(eid, r.get("measured", {}), passed_power(r)).replace("|", "/")
+        out.append(f"| `{eid}` | {r['status']} | {PAPER[eid]} | {mine} |")
     for eid in ("table1", "table3"):
         cells = rows.get(eid, {}).get("measured", {}).get("cells")
         if cells:
-            out += _grid(eid, cells, powered=(rows[eid].get("power") or {}).get("outcome") in ("passed", None))
+            out += _grid(eid, cells, powered=passed_power(rows[eid]))
     return out + standins_markdown(rows)

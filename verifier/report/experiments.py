@@ -195,9 +195,17 @@ def campaign_entry(out, eid: str, *, scale: str, seed: int, folder: Path | None 
     entry = {"id": eid, "claim": exp.claim, "criterion": exp.criterion, "status": rec["status"], "why": rec["why"],
              "scale": rec["scale"], "seed": rec["seed"], "requires": list(exp.requires), "module": exp.module,
              "measured": rec["measured"], "figures": figs, "kind": exp.kind, "power": rec.get("power", {}),
-             "provenance": "not retrained by this report: read from " + (
-                 rec.get("provenance") or f"the stored record reports/experiments/campaign/{eid}_{scale}.json")}
+             "provenance": "not retrained by this report: read from " + _record_source(rec.get("provenance"), eid, scale)}
     return entry, {f"experiment_{k}": base64.b64encode(v).decode("ascii") for k, v in pngs.items()}, str(folder)
+
+
+def _record_source(provenance: str | None, eid: str, scale: str) -> str:
+    """Where a stored record came from: the campaign's own line, else the record's file and what
+    computed it (a real-model run stores its package versions, "computed with ...")."""
+    if provenance and provenance.startswith("the stored campaign"):
+        return provenance
+    where = f"the stored record reports/experiments/campaign/{eid}_{scale}.json"
+    return where + (f", {provenance}" if provenance else "")
 
 
 def _rederivable(kept):

@@ -144,3 +144,18 @@ def test_photographs_and_a_small_vit():
     q = tok["embedding"][:, 0]
     assert torch.equal(q[0], q[1])  # [CLS] + position 0: the same query for every image
     assert not torch.equal(tok["random attention"][0, 0], tok["random attention"][1, 0])
+
+
+def test_fig1_reads_the_layers_own_certified_failure_of_assumption1():
+    """The Kruskal curve samples a few n-subsets; Assumption 1's reading of the same layer samples
+    more.  A certified failing n-subset there bounds the Kruskal rank by n - 1, and the curve's
+    evidence level cannot stand above it (the stored cpu run: curve >= 197, A1 certified failing)."""
+    from verifier.experiments.table1 import kruskal_bounds
+
+    curve = {"kruskal_curve": {"n": 197, "evidence_lower": 197, "certified_upper": 339}}
+    fails = {"status": "fails", "basis": "certified at precision (a subset with rho <= tau)", "k": 197}
+    assert kruskal_bounds({**curve, "assumption1": {"precision": fails}}) == (196, 196)
+    # negative controls: a hold, or a failure that is not certified, leaves the curve's reading
+    assert kruskal_bounds({**curve, "assumption1": {"precision": {**fails, "status": "holds"}}}) == (197, 339)
+    assert kruskal_bounds({**curve, "assumption1": {"precision": {**fails, "basis": "evidence"}}}) == (197, 339)
+    assert kruskal_bounds(curve) == (197, 339)

@@ -39,7 +39,8 @@ def test_the_sinusoid_over_128_positions_is_rank_deficient_at_float32_precision(
 
 def test_the_scaled_sinusoid_no_longer_dominates_the_contexts():
     """Word embeddings of std 0.02 plus the unit-amplitude sinusoid: the context is the sinusoid's up to
-    a 35x smaller perturbation; scaled to the words' row norm, the words carry the context's rank.
+    a 35x smaller perturbation; scaled to the words' row norm, distinct words carry the context's rank
+    (repeated words do not: the next test).
     Negative control: the same words under the unit table give a context of far smaller rho."""
     rng = np.random.default_rng(0)
     n, d = 128, 768
@@ -50,6 +51,24 @@ def test_the_scaled_sinusoid_no_longer_dominates_the_contexts():
     tau = tolerance_of(W[:1].astype(np.float32), (n, d))
     assert rho(W + scale * S) > 100 * tau
     assert rho(W + S) < rho(W + scale * S) / 10
+
+
+def test_scaled_or_not_the_sinusoid_bounds_a_context_by_its_distinct_tokens():
+    """Table 3 (a) after the fix: a context's rows are word + position, so its rank is at most its
+    distinct tokens plus the table's rank, whatever the table's scale.  40 distinct words over 128
+    positions under the scaled sinusoid (rank 48 at float32 precision): dependent at the data's
+    precision.  Negative control: the same words under a random learned table of the same row norm."""
+    rng = np.random.default_rng(0)
+    n, d = 128, 768
+    S = sinusoidal_encoding(n, d)
+    words = 0.02 * rng.standard_normal((40, d))
+    W = words[rng.integers(0, 40, size=n)]
+    scale = np.sqrt((W ** 2).sum(1).mean()) / np.sqrt((S ** 2).sum(1).mean())
+    tau = tolerance_of(W[:1].astype(np.float32), (n, d))
+    assert rank_at_precision(W + scale * S) <= 40 + rank_at_precision(S) < n
+    assert rho(W + scale * S) < tau / 100
+    learned = 0.02 * rng.standard_normal((n, d))
+    assert rank_at_precision(W + learned) == n and rho(W + learned) > 100 * tau
 
 
 def test_a_rank_deficient_stand_in_fails_part_a():

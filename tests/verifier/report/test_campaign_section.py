@@ -73,3 +73,12 @@ def test_a_retrained_campaign_is_shown_beside_the_stored_one(tmp_path, monkeypat
     assert "| `fig3` | reproduced | inconclusive | inconclusive |" in table and "status reproduced -> inconclusive" in table
     assert json.loads((stored / "fig3_cpu.json").read_text())["status"] == "x"  # nothing replaced
     assert script.main(["--compare", str(tmp_path / "empty")]) == 2
+
+
+def test_a_real_model_record_names_its_file_and_its_package_versions(tmp_path):
+    from verifier.report.experiments import _record_source as _source
+
+    said = _source("computed with transformers 5.24.0", "table3", "cpu")
+    assert said == "the stored record reports/experiments/campaign/table3_cpu.json, computed with transformers 5.24.0"
+    assert _source("the stored campaign (runs): 4 batches", "fig2a", "cpu") == "the stored campaign (runs): 4 batches"
+    assert _source(None, "fig1", "cpu").endswith("campaign/fig1_cpu.json")
