@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from mpmath import iv, mp
-from test_recheck import GENUINE, STATEMENTS, THM2, first, redigest
+from test_recheck import GENUINE, STATEMENTS, THM2, _set, first, redigest
 
 from verifier import recheck
 
@@ -42,15 +42,8 @@ def with_bias(cert: dict, entry="0") -> dict:
 
 
 def changed(cert: dict, where: tuple, value) -> dict:
-    c = copy.deepcopy(cert)
-    obj = c
-    for key in where[:-1]:
-        obj = obj[key]
-    if value is KeyError:
-        del obj[where[-1]]
-    else:
-        obj[where[-1]] = value
-    return redigest(c)
+    """The certificate with the member at ``where`` set to ``value`` (KeyError: removed), digest recomputed."""
+    return _set(cert, list(where), value)
 
 
 def reversed_keys(x):

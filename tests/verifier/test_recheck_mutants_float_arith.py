@@ -18,6 +18,7 @@ import mpmath
 import numpy as np
 import pytest
 from summation_orders import ordered_matmul
+from test_recheck_float import exact_matmul
 
 from verifier import recheck as rc
 
@@ -35,10 +36,6 @@ def order(request, monkeypatch):
     return request.param
 
 
-def exact_matmul(A, B):
-    A, B = np.asarray(A), np.asarray(B)
-    return [[sum((Fraction(A[i, l]) * Fraction(B[l, j]) for l in range(A.shape[1])), Fraction(0))
-             for j in range(B.shape[1])] for i in range(A.shape[0])]
 
 
 def assert_encloses(mid, rad, exact):
