@@ -116,8 +116,9 @@ def gpu_hours(*panels: str, path: Path = COST_FILE) -> str:
 
 
 def decides_sweep(eid: str, steps: int, *panels: str) -> str:
-    return (f"more seeds (the campaign's cap is {SEED_CAP} per point: `python benchmarks/run_experiments.py "
-            f"--campaign --only {eid} --seed-cap N`), or the "
+    return (f"more seeds where an interval is too wide (the campaign's cap is {SEED_CAP} per point: "
+            f"`python benchmarks/run_experiments.py --campaign --only {eid} --seed-cap N`; more seeds cannot pass "
+            "'easiest setting memorized', which every seed must pass), or the "
             f"paper's scale: d = 64 (4x our width), {steps:,} steps at lr 1e-3 (our cpu scale: d = 16, trained to "
             f"a plateau, cap {CPU_STEP_CAP:,} steps), `python benchmarks/run_experiments.py --scale paper --only {eid}` on one GPU, "
             f"{gpu_hours(*panels)}")
