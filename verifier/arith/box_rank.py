@@ -191,28 +191,29 @@ class SingularPoint:
 
     def to_dict(self) -> dict:
         return {"kind": "explicit point of the data's intervals with dependent rows",
-                "coefficients": [str(_exact(x)) for x in self.c], "fraction of the half-gaps used": self.used,
+                "coefficients": [str(x) for x in self.c], "fraction of the half-gaps used": self.used,
                 "claim": "sum_i c_i P_i = 0 at a point P strictly inside every entry's rounding interval "
                          "(Oettli-Prager, column by column, exact rationals)"}
 
 
 def _exact(x):
-    """x as an exact rational: an fmpq as it is, a float as the rational it is (its shortest decimal
-    repr is another number)."""
+    """x as the exact rational it is: an fmpq as it is, an integer (any width) or a Fraction exactly, a
+    float as the rational it encodes (never its shortest decimal repr, another number)."""
+    from fractions import Fraction
+
     from flint import fmpq
 
-    return x if isinstance(x, fmpq) else fmpq(*float(x).as_integer_ratio())
+    if isinstance(x, fmpq):
+        return x
+    if isinstance(x, (int, np.integer)):
+        return fmpq(int(x))
+    if isinstance(x, Fraction):
+        return fmpq(x.numerator, x.denominator)
+    return fmpq(*float(x).as_integer_ratio())
 
 
 def _fmpq_rows(exact) -> list:
-    from flint import fmpq
-
-    def q(x):
-        if hasattr(x, "p") and hasattr(x, "q"):
-            return x
-        return fmpq(*float(x).as_integer_ratio())
-
-    return [[q(x) for x in row] for row in np.asarray(exact, dtype=object)]
+    return [[_exact(x) for x in row] for row in np.asarray(exact, dtype=object)]
 
 
 def gap_sides(exact, away, toward, mask):
@@ -247,7 +248,7 @@ def _point_condition(c, exact_rows, up, down) -> tuple[bool, float]:
     from flint import fmpq
 
     k, m = len(exact_rows), len(exact_rows[0])
-    cq = [x if isinstance(x, fmpq) else fmpq(*float(x).as_integer_ratio()) for x in c]
+    cq = [_exact(x) for x in c]
     if all(x == 0 for x in cq):
         return False, float("inf")
     used = 0.0
@@ -335,5 +336,5 @@ def singular_point(exact, up, down, *, mid: np.ndarray | None = None) -> Singula
     for c in candidates:
         ok, used = _point_condition(c, rows, up, down)
         if ok:
-            return SingularPoint(tuple(c), used, True)
+            return SingularPoint(tuple(_exact(x) for x in c), used, True)  # c exact, as the condition read it
     return None

@@ -80,3 +80,30 @@ def test_gap_sides_put_the_away_gap_on_the_side_away_from_zero():
     assert up[0][1] == down[0][1] == 0 and up[0][3] == fmpq(1, 2) and down[0][3] == fmpq(1, 4)
     # exact rationals given as lists of fmpq rows read the same
     assert gap_sides([[fmpq(1, 2), fmpq(-1, 2), fmpq(0), fmpq(3)]], away, toward, mask) == (up, down)
+
+
+def test_stored_values_are_read_exactly_whatever_their_type():
+    """int64 beyond 2^53, Fractions and fmpq stand for themselves; a float for the rational it encodes."""
+    from fractions import Fraction
+
+    from verifier.arith.box_rank import _fmpq_rows
+
+    rows = _fmpq_rows(np.array([[2**62 + 1, Fraction(1, 3)], [fmpq(2, 7), 0.1]], dtype=object))
+    assert rows == [[fmpq(2**62 + 1), fmpq(1, 3)], [fmpq(2, 7), fmpq(*(0.1).as_integer_ratio())]]
+    # 2^53 + 1 and 2^53 are dependent only through a float detour: exactly, [2^53 + 1] - [2^53] != 0
+    big = [[fmpq(2**53 + 1)], [fmpq(2**53)]]
+    zero = [[fmpq(0)], [fmpq(0)]]
+    assert _point_condition([1, -1], _fmpq_rows(np.array([[2**53 + 1], [2**53]], dtype=np.int64)), zero, zero) == (
+        False, float("inf"))
+    assert _point_condition([1, -1], big, zero, zero) == (False, float("inf"))
+
+
+def test_a_witness_holds_its_coefficients_as_exact_rationals():
+    from verifier.arith.box_rank import singular_point
+
+    S = np.array([[1.0, 2.0], [2.0, 4.0000001]])
+    up, down = gap_sides(S, np.full((2, 2), -24), np.full((2, 2), -25), np.ones((2, 2), bool))
+    w = singular_point(S, up, down)
+    assert w is not None and all(isinstance(x, fmpq) for x in w.c)
+    assert _point_condition(w.c, [[fmpq(*float(x).as_integer_ratio()) for x in r] for r in S], up, down)[0]
+    assert w.to_dict()["coefficients"] == [str(x) for x in w.c]
