@@ -340,15 +340,17 @@ def collect(name: str, only: tuple = ()) -> dict:
 
 def _functions_of(source: str) -> dict:
     """Each function's (and method's) source text by mutmut's key name: x_f, or xǁClassǁf."""
-    tree = ast.parse(source)
+    lines = source.splitlines()
+
+    def text(node) -> str:  # whole lines, as _mutant_functions reads them (no re-split per function)
+        return "\n".join(lines[node.lineno - 1:node.end_lineno])
+
     out = {}
-    for node in tree.body:
+    for node in ast.parse(source).body:
         if isinstance(node, ast.FunctionDef):
-            out[f"x_{node.name}"] = ast.get_source_segment(source, node)
+            out[f"x_{node.name}"] = text(node)
         elif isinstance(node, ast.ClassDef):
-            for f in node.body:
-                if isinstance(f, ast.FunctionDef):
-                    out[f"xǁ{node.name}ǁ{f.name}"] = ast.get_source_segment(source, f)
+            out.update({f"xǁ{node.name}ǁ{f.name}": text(f) for f in node.body if isinstance(f, ast.FunctionDef)})
     return out
 
 
