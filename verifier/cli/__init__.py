@@ -22,7 +22,7 @@ from pathlib import Path
 from verifier.cli import driver, listing, sizes
 from verifier.cli.output import EXIT_CODES_HELP, Output, open_std_streams, silence_stdout, stdout_to_stderr
 from verifier.cli.paths import writable_file, writable_folder  # noqa: F401 (re-exported)
-from verifier.cli.signals import ENDING_SIGNALS, ending_signal, signals_end_the_run
+from verifier.cli.signals import ENDING_SIGNALS, caused_by_a_signal, ending_signal, signals_end_the_run
 from verifier.cli.suggest import Parser, UsageError, did_you_mean, version_text
 from verifier.data import budget
 from verifier.data.instances import CONTEXT_KINDS, DEGENERATE_KINDS
@@ -341,6 +341,19 @@ def main(argv=None) -> int:
     return code
 
 
+def _interrupted(exc: BaseException, out: Output) -> int:
+    """A signal ended the run: its one line and 128 + its number (a result
+    already printed stands)."""
+    for s in ENDING_SIGNALS:  # one line, one JSON object: a second signal cannot interrupt them
+        signal.signal(s, signal.SIG_IGN) if threading.current_thread() is threading.main_thread() else None
+    if out.code is not None:
+        return out.code  # the result was already printed: it stands
+    signum = ending_signal(exc)
+    name = signal.Signals(signum).name
+    return out.fail("interrupted", f"interrupted by {name}" if signum != signal.SIGINT else "interrupted",
+                    code=128 + signum)
+
+
 def _main(argv: list, out: Output, supervise: bool = False) -> int:
     try:
         try:
@@ -366,15 +379,10 @@ def _main(argv: list, out: Output, supervise: bool = False) -> int:
         silence_stdout()
         return out.code if out.code is not None else 0
     except KeyboardInterrupt as exc:
-        for s in ENDING_SIGNALS:  # one line, one JSON object: a second signal cannot interrupt them
-            signal.signal(s, signal.SIG_IGN) if threading.current_thread() is threading.main_thread() else None
-        if out.code is not None:
-            return out.code  # the result was already printed: it stands
-        signum = ending_signal(exc)
-        name = signal.Signals(signum).name
-        return out.fail("interrupted", f"interrupted by {name}" if signum != signal.SIGINT else "interrupted",
-                        code=128 + signum)
+        return _interrupted(exc, out)
     except Exception as exc:  # noqa: BLE001 - a bug in the verifier: one line, never a traceback
+        if caused_by_a_signal(exc):  # a signal's exception wrapped by Python (e.g. in __set_name__)
+            return _interrupted(exc, out)
         if out.code is not None:
             return out.code  # the result was already printed
         return out.fail("error", f"internal error: {type(exc).__name__}: {exc}")

@@ -47,6 +47,19 @@ def signals_end_the_run():
             signal.signal(s, h if h is not None else signal.SIG_DFL)
 
 
+def caused_by_a_signal(exc: BaseException) -> bool:
+    """Whether ``exc`` is an ending signal's exception or wraps one: Python
+    wraps what a handler raises inside some calls (``__set_name__`` in a class
+    body being imported: a RuntimeError whose cause is :class:`Interrupted`)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def ending_signal(exc: BaseException) -> int:
     """The signal that raised ``exc`` (Ray turns :class:`Interrupted` into a
     plain KeyboardInterrupt: the last signal received then), else SIGINT."""

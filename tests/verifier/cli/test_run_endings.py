@@ -61,6 +61,30 @@ def test_a_signal_ends_the_run_with_its_code_and_one_line(tmp_path, sig, json_mo
         assert stdout == ""
 
 
+def test_a_signal_that_python_wraps_still_ends_the_run_with_its_code(tmp_path, monkeypatch, capsys):
+    """A signal while a class body is imported: Python 3.11 wraps the handler's
+    exception in a RuntimeError ("Error calling __set_name__"); CI met it once
+    as exit 4, "internal error"."""
+    from verifier.report import build
+
+    class SignalsOnSetName:
+        def __set_name__(self, owner, name):
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):  # the handler runs at the next bytecode
+                pass
+
+    def imported_under_a_signal(**kw):
+        type("Example", (), {"raises": SignalsOnSetName()})
+        return 0
+
+    monkeypatch.setattr(build, "write_report", imported_under_a_signal)
+    assert main(["report", "--quick", "--out", str(tmp_path), "--json"]) == 128 + signal.SIGTERM
+    out, err = capsys.readouterr()
+    obj = one_json(out)
+    assert obj["verdict"] == "interrupted" and obj["exit_code"] == 128 + signal.SIGTERM
+    assert err.strip().splitlines() == ["mha-verify: interrupted by SIGTERM"]
+
+
 @pytest.mark.parametrize("args, code", [(["check", "lemma2"], 0), (["check", "dana_thm2"], 1),
                                         (["check", "dana_thm2", "--json"], 1), (["check", "lemma99"], 2),
                                         (["list"], 0)])
