@@ -68,6 +68,7 @@ import math
 
 from verifier.arith.compare import Decision
 from verifier.arith.kruskal import KruskalRank, kruskal_rank_at_least
+from verifier.arith.subset_sample import prefetch_sample
 from verifier.data.instances import make_instance
 from verifier.statements.at_precision import at_data_precision
 from verifier.statements.evidence import Evidence, Step, conclude
@@ -163,6 +164,30 @@ def kruskal_at_least_evidence(statement_id: str, V, k: int, res: KruskalRank, *,
     )
 
 
+def _samples(instance, samples: int | None) -> tuple[int, str]:
+    """The random n-subsets drawn (default :func:`.definition1_kruskal_rank.sample_size`) and what is said of
+    their number."""
+    if samples is not None:
+        return int(samples), ""
+    samples = sample_size(instance.n)
+    return samples, (f", {samples} of its {SAMPLES} subsets: the work budget sample_size({instance.n})"
+                     if samples < SAMPLES else "")
+
+
+def prefetch_assumption1(instance, *, seed: int = 0, exhaustive_limit: int = EXHAUSTIVE_LIMIT,
+                         samples: int | None = None) -> bool:
+    """Start, on a second core, the float screen of the random n-subsets
+    :func:`check_assumption1` will draw with these arguments, where it will
+    draw them (more n-subsets than ``exhaustive_limit``, more queries than
+    d: no single rank certificate decides them); the check takes it if its
+    search reaches the sample (:func:`verifier.arith.subset_sample.prefetch_sample`:
+    the same counts and verdicts either way).  True if it started."""
+    V, n = instance.exact_array("queries"), instance.n
+    if V.dtype == object or not (math.comb(V.shape[0], n) > exhaustive_limit and V.shape[0] > V.shape[1]):
+        return False
+    return prefetch_sample(V, n, samples=_samples(instance, samples)[0], seed=seed)
+
+
 @statement("assumption1", reads_given=True, conclusion_over="box", refutes=(DEPENDENT_SUBSET, AT_PRECISION))
 def check_assumption1(instance, *, prec: int = 128, seed: int = 0,
                       exhaustive_limit: int = EXHAUSTIVE_LIMIT, samples: int | None = None,
@@ -171,11 +196,7 @@ def check_assumption1(instance, *, prec: int = 128, seed: int = 0,
     over the data's intervals under the dtype reading.
     ``samples``: random n-subsets when they cannot be exhausted (default
     :func:`.definition1_kruskal_rank.sample_size`)."""
-    note = ""
-    if samples is None:
-        samples = sample_size(instance.n)
-        if samples < SAMPLES:
-            note = f", {samples} of its {SAMPLES} subsets: the work budget sample_size({instance.n})"
+    samples, note = _samples(instance, samples)
     V = instance.exact_array("queries")  # the values given: exact rationals where float64 rounds them
     res = kruskal_rank_at_least(V, instance.n, exhaustive_limit=exhaustive_limit,
                                 samples=samples, seed=seed)

@@ -56,6 +56,7 @@ from verifier.arith.balls import ball_max
 from verifier.arith.compare import Decision, certainly_less_equal, lower, upper, with_precision_ladder
 from verifier.arith.rank import certify_rank_lower_bound
 from verifier.arith.rank_caps import structural_rank_cap
+from verifier.arith.second_thread import ONE_BLAS_THREAD_UP_TO, FloatJob, second_core
 from verifier.data.duplicates import first_equal_all
 from verifier.data.instances import from_arrays, make_instance
 from verifier.errors import ConstructionFailed, InsufficientPrecision
@@ -69,6 +70,7 @@ from .proposition1_rank_induction import (
     build_key_query_weights,
     certify_construction_rank,
     construction_trail,
+    prefetch_theorem_hypotheses,
     rank_cap_hypothesis,
     rank_method,
     theorem_hypotheses,
@@ -190,13 +192,37 @@ def duplicates_reading(instance) -> str:
             "stored values, a point of the data's intervals; other values they stand for may differ")
 
 
+def _readout_and_forward(instance, con, M, skip: bool):
+    """Step 2's weights from the readout M and the forward pass (Eqs. 1-6)
+    with them: (weights, yhat), or the ConstructionFailed of a size
+    hypothesis (d_v < d_out or d_out > d).  Floats only."""
+    try:
+        W_V, W_O, W_D = build_readout(M, instance.H, instance.d, instance.d_v, instance.d_out)
+    except ConstructionFailed as exc:
+        return exc
+    weights = Weights(con.W_Q, con.W_K, W_V, W_O, W_D)
+    return weights, forward(instance.contexts, instance.queries, weights, skip=skip)
+
+
+def _float_readout(instance, con, Y_target, skip: bool):
+    """(M, :func:`_readout_and_forward`) with M the float readout of Z:
+    floats only (it may run on a second core, :mod:`verifier.arith.second_thread`)."""
+    M = solve_readout_float(con.Z, Y_target)
+    return M, _readout_and_forward(instance, con, M, skip)
+
+
 def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels: bool = True,
              force_r: int | None = None, save: str | None = None, statement_id: str = "theorem1",
              assumption_samples: int | None = None, exhaustive_limit: int | None = None) -> Evidence:
     """The whole proof: Prop. 1, Step 2, forward pass (with or without skip).
     ``assumption_samples``: Assumption 1's random-subset evidence size."""
-    hyps = size_hypotheses(instance) + theorem_hypotheses(instance, prec=prec, seed=seed, samples=assumption_samples,
-                                                          exhaustive_limit=exhaustive_limit)
+    a1 = dict(seed=seed, samples=assumption_samples, exhaustive_limit=exhaustive_limit)
+    prefetched = prefetch_theorem_hypotheses(instance, **a1)  # Assumption 1's sample screened on a second core
+
+    def hypotheses():  # after the construction and the certificate when the sample is prefetched: they overlap it
+        return size_hypotheses(instance) + theorem_hypotheses(instance, prec=prec, **a1)
+
+    hyps = None if prefetched else hypotheses()
     Y = np.asarray(instance.labels)
     shift = skip and shift_labels
     Y_target = Y - (np.asarray(instance.queries)[:, :instance.d_out] if shift else 0.0)  # App. C's shift
@@ -208,7 +234,7 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
     capped = rank_cap_hypothesis(instance, cap, "T <= the structural cap of rank(Z) (implied by Assumptions 1-2 "
                                                 "and T <= H(r-1)+1)")
     if capped is not None:  # the caps first: no weights reach rank(Z) = T, the construction is not attempted
-        hyps.append(capped)
+        hyps = (hyps if hyps is not None else hypotheses()) + [capped]
         decision = Decision.FALSE if clash is not None else Decision.UNDECIDED
         return conclude(statement_id, decision, claimed=claimed, hypotheses=hyps, certified=clash is not None,
                         measured={"T": instance.T, "structural cap rank(Z) <=": cap.cap},
@@ -221,6 +247,7 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
     try:
         con = build_key_query_weights(instance, seed=seed, r=force_r)
     except ConstructionFailed as exc:
+        hyps = hyps if hyps is not None else hypotheses()
         trail = [Step(f"Construction failed at {exc.step}", exc.step, {"message": str(exc)})]
         decision, certs, refutation = Decision.UNDECIDED, [], None
         if clash is not None:
@@ -236,15 +263,27 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
         return conclude(statement_id, decision, claimed=claimed, measured={"construction failed at": exc.step},
                         hypotheses=hyps, certified=decision is Decision.FALSE, method="arb balls",
                         prec_bits=prec, certificates=certs, reason=f"{exc}", trail=trail, refutation=refutation)
+    except Exception:  # the hypotheses' own errors (bad data) first, as when they ran before the construction
+        hyps = hyps if hyps is not None else hypotheses()
+        raise
     T = instance.T
     trail = construction_trail(instance, con)
+    # above CERTIFIED_T the readout is the float one whatever the certificate says: on a second core meanwhile,
+    # unless Z is large (its temporaries, |Z| among them, would add to the certificate's peak memory)
+    readout = FloatJob(_float_readout, instance, con, Y_target, skip,
+                       thread=second_core() and con.Z.size <= ONE_BLAS_THREAD_UP_TO) if T > CERTIFIED_T else None
     try:
         cert = certify_construction_rank(instance, con, T, prec=prec, cap=cap)  # all T rows, even above capacity
     except InsufficientPrecision as exc:  # the hypotheses stay in the evidence
         trail.append(Step(f"rank(Z) = T not decided: {exc}", "Prop. 1 + Step 2"))
-        return conclude(statement_id, Decision.UNDECIDED, claimed=claimed, hypotheses=hyps, prec_bits=prec,
+        return conclude(statement_id, Decision.UNDECIDED, claimed=claimed,
+                        hypotheses=hyps if hyps is not None else hypotheses(), prec_bits=prec,
                         measured={"T": T, "structural cap rank(Z) <=": cap.cap}, method="arb balls",
                         reason=f"rank(Z) = T not decided at --prec {prec} ({exc}): raise --prec", trail=trail)
+    except Exception:  # the hypotheses' own errors first, as when they ran before
+        hyps = hyps if hyps is not None else hypotheses()
+        raise
+    hyps = hyps if hyps is not None else hypotheses()  # after the certificate: the prefetched sample is done by now
     rank_ok = cert.decision is Decision.TRUE
     trail.append(Step("rank(Z) = T certified: an exact readout exists" if rank_ok else
                       f"rank(Z) = T not certified (structural cap {cap.cap}: {cap.why})", "Prop. 1 + Step 2",
@@ -275,17 +314,15 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
         else:
             notes.append(residual_note(mem, worst, tol, bits))
     else:
-        M = solve_readout_float(con.Z, Y_target)
+        readout = readout or FloatJob(_float_readout, instance, con, Y_target, skip, thread=False)
         if rank_ok:
             method += "; readout residual: float64 (reported)"
-    try:
-        W_V, W_O, W_D = build_readout(M, instance.H, instance.d, instance.d_v, instance.d_out)
-    except ConstructionFailed as exc:  # d_v < d_out or d_out > d: a size hypothesis fails
-        trail.append(Step(f"Readout not assembled: {exc}", "Step 2", {}))
+    M, built = readout.result() if readout is not None else (M, _readout_and_forward(instance, con, M, skip))
+    if isinstance(built, ConstructionFailed):  # d_v < d_out or d_out > d: a size hypothesis fails
+        trail.append(Step(f"Readout not assembled: {built}", "Step 2", {}))
         return conclude(statement_id, Decision.UNDECIDED, claimed=claimed, measured=measured, hypotheses=hyps,
-                        method=method, prec_bits=cert.prec_bits, certificates=certs, reason=str(exc), trail=trail)
-    weights = Weights(con.W_Q, con.W_K, W_V, W_O, W_D)
-    yhat = forward(instance.contexts, instance.queries, weights, skip=skip)
+                        method=method, prec_bits=cert.prec_bits, certificates=certs, reason=str(built), trail=trail)
+    weights, yhat = built
     float_res = float(np.abs(yhat - Y).max())
     measured["max |yhat - y| of the float64 weights (numpy)"] = float_res
     trail.append(Step("Readout: W_V^h = [M_h, 0], W_O, W_D; forward pass (Eqs. 1-6)"

@@ -48,6 +48,7 @@ __all__ = [
     "U", "UL", "SLACK", "MAG", "MAX_K", "FloatRangeError", "check_ieee", "fl_up", "fl_down", "gamma", "check_range",
     "up_scale", "down_scale", "add_up", "rowsum_up", "nonneg_matmul_up", "ball_matmul", "abs_upper",
     "INV_1MU", "INV_1PU", "U_1MU", "inv_1m_gamma", "product_slack", "constant_cache", "cached_constant", "clear_constant_caches",
+    "colsum_up",
 ]
 
 U = Fraction(1, 2**53)  #: unit roundoff of binary64, rounding to nearest
@@ -230,9 +231,21 @@ def abs_upper(b, mid, rad=None):
 
 def rowsum_up(b, M):
     """Floats ``>= sum_j M_ij`` (exact row sums of a nonnegative float array),
-    whatever order the backend sums in: ``sum <= fl(sum) / (1 - gamma_k)``."""
+    whatever order the backend sums in: ``sum <= fl(sum) / (1 - gamma_k)``.
+    numpy sums as a product with a vector of ones (each term times 1 is
+    exact; BLAS sums in its own order, 3-4x faster than ``np.sum`` along a
+    short last axis)."""
     k = M.shape[-1]
-    s = M.sum(-1) if b.is_torch else np.sum(M, axis=-1)
+    s = M.sum(-1) if b.is_torch else np.matmul(M, np.ones(k))
+    return up_scale(b, s, inv_1m_gamma(k))
+
+
+def colsum_up(b, M):
+    """Floats ``>= sum_i M_ij`` (exact column sums, over the second-to-last
+    axis, of a nonnegative float array): :func:`rowsum_up` of the transpose,
+    summed as ``1^T M`` on numpy (no transposed copy)."""
+    k = M.shape[-2]
+    s = M.sum(-2) if b.is_torch else np.matmul(np.ones(k), M)
     return up_scale(b, s, inv_1m_gamma(k))
 
 

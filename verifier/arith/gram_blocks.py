@@ -63,6 +63,7 @@ from verifier.arith.float_bounds import (
     add_up,
     cached_constant,
     check_ieee,
+    colsum_up,
     constant_cache,
     gamma,
     inv_1m_gamma,
@@ -79,8 +80,9 @@ __all__ = ["BLOCK_ENTRIES", "lower_product", "factor_defect", "row_scaled", "pos
 #: Python per batch (0.43 vs 0.38 s for 300 subsets of 197 at 2^18), more make the passes run from memory
 BLOCK_ENTRIES = 1 << 20
 #: small subsets go in batches of about this many entries (but at least MIN_BATCH subsets, and at most
-#: BLOCK_ENTRIES entries): their work arrays stay in cache (5000 subsets of 32: 63 vs 75 ms at 2^20)
-CACHE_ENTRIES = 1 << 17
+#: BLOCK_ENTRIES entries): their work arrays stay in cache (5000 subsets of 32: 63 vs 75 ms at 2^20; on a second
+#: core beside the construction, Fig. 2's whole check: 0.18-0.19 s at 2^18 vs 0.19-0.22 s at 2^16 and 2^17)
+CACHE_ENTRIES = 1 << 18
 MIN_BATCH = 32
 
 
@@ -189,9 +191,9 @@ def factor_defect(b, A, c, *, full: bool = False) -> np.ndarray:
     else:
         H = np.abs(np.subtract(A, lower_product(b, L), out=A), out=A)  # A is not read again
         H *= _lower_mask(k)  # the strict upper triangle mirrors the lower one: counted by the column sums
-        h = up_scale(b, add_up(b, rowsum_up(b, H), rowsum_up(b, _swap(H))), INV_1MU)
+        h = up_scale(b, add_up(b, rowsum_up(b, H), colsum_up(b, H)), INV_1MU)
     g = gamma(k)
-    col = rowsum_up(b, _swap(aL))  # >= |L|^T 1, each at most k MAG / k
+    col = colsum_up(b, aL)  # >= |L|^T 1, each at most k MAG / k
     LL1 = up_scale(b, _mm(b, aL, col[..., None])[..., 0], inv_1m_gamma(k), _ll1_slack(k))  # >= |L||L|^T 1
     t = up_scale(b, LL1, g)
     total = np.max(up_scale(b, add_up(b, h, t), 1, product_slack(k * k)), axis=-1)

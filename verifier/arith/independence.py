@@ -258,16 +258,19 @@ class SubsetIndependence:
         ns = exact_nullspace(self._qmat(idx))
         return ns[0] if ns else None
 
-    def independent(self, idx: np.ndarray) -> tuple[np.ndarray, tuple | None, int]:
+    def independent(self, idx: np.ndarray, screened: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, tuple | None, int]:
         """idx (B, k): exact independence mask.  Stops at the first dependent
         subset b and returns (mask, (subset, null vector), b); the mask is
         complete for rows < b.  Without a dependent subset b = B.  All B
-        subsets go through the float certificates as one batch; the modular
+        subsets go through the float certificates as one batch
+        (:meth:`float_screen`, or ``screened``: its mask for these subsets
+        of these same vectors, computed on another thread); the modular
         test takes what they leave, in blocks of ``CHUNK_ELEMS`` entries."""
         B, k = idx.shape
         if k > self.d:
             return np.zeros(B, dtype=bool), self.dependent(idx[0]), 0
-        ok = self._float_certified(idx) if k >= FLOAT_FROM_K else np.zeros(B, dtype=bool)
+        ok = self.float_screen(idx) if screened is None else np.array(screened, dtype=bool, copy=True)
         todo = np.flatnonzero(~ok)
         step = max(1, CHUNK_ELEMS // max(1, k * k))
         for p in _PRIMES:
@@ -305,6 +308,12 @@ class SubsetIndependence:
                 except FloatRangeError:
                     self._gram = False
         return self._gram or None
+
+    def float_screen(self, idx: np.ndarray) -> np.ndarray:
+        """The float certificates of :meth:`independent` for subsets idx (B,
+        k): True where proved independent, from size ``FLOAT_FROM_K`` up
+        (smaller subsets: all False, the modular test is cheaper)."""
+        return self._float_certified(idx) if idx.shape[1] >= FLOAT_FROM_K else np.zeros(idx.shape[0], dtype=bool)
 
     def _float_certified(self, idx: np.ndarray) -> np.ndarray:
         """Subsets proved independent by a float certificate: the Gram route

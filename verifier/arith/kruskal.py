@@ -45,7 +45,8 @@ import numpy as np
 
 from verifier.arith.balls import as_float_matrix
 from verifier.arith.compare import Decision
-from verifier.arith.independence import CHUNK_ELEMS, SubsetIndependence, combination_blocks, smallest_per_row
+from verifier.arith.independence import CHUNK_ELEMS, SubsetIndependence, combination_blocks
+from verifier.arith.subset_sample import draw_subsets, take_sample
 from verifier.errors import InsufficientPrecision, InvalidInstance
 
 __all__ = ["KruskalRank", "kruskal_rank", "kruskal_rank_at_least", "general_position"]
@@ -142,7 +143,7 @@ class _Search:
             raise InvalidInstance("exhaustive_limit and samples must be >= 0")
         self.V, (self.m, self.d) = V, V.shape
         self.limit, self.samples = int(exhaustive_limit), int(samples)
-        self.rng = np.random.default_rng(seed)
+        self.rng, self.seed = np.random.default_rng(seed), int(seed)
         self.t0 = time.perf_counter()
         self.lower, self.upper = 0, min(self.m, self.d)
         self.witness: tuple[int, ...] | None = None
@@ -293,6 +294,10 @@ class _Search:
                     self.record_witness(dep, "rank deficiency of the whole set")
                     break
 
+    def fresh_rng(self) -> bool:
+        """Whether nothing was drawn yet (the state of ``default_rng(seed)``)."""
+        return self.rng.bit_generator.state == np.random.default_rng(self.seed).bit_generator.state
+
     def sample(self, target: int) -> None:
         """The paper's random-subset test at size ``target``: evidence only.
         Every subset left is drawn first (in blocks of about 2e6 random
@@ -304,15 +309,14 @@ class _Search:
         while left > 0 and self.lower < target <= self.upper:
             if self.sample_size != target:
                 self.sample_size, self.sampled, self.sampled_ind = target, 0, 0
-            per = max(1, min(2_000_000 // max(self.m, 1), CHUNK_ELEMS // (target * target)))
-            blocks, ends, states = [], [], []
-            while sum(len(x) for x in blocks) < left:
-                n = min(left - sum(len(x) for x in blocks), per)
-                blocks.append(smallest_per_row(self.rng.random((n, self.m)), target))
-                ends.append(sum(len(x) for x in blocks))
-                states.append(self.rng.bit_generator.state)
-            idx = np.concatenate(blocks)
-            ok, dep, b = self.exact.independent(idx)
+            pre = (take_sample(self.V, target, samples=left, seed=self.seed)
+                   if self.rationals is None and self.fresh_rng() else None)
+            if pre is not None:  # the same draw, screened on a second thread (prefetch_sample)
+                idx, ends, states, screened = pre
+                self.rng.bit_generator.state = states[-1]
+            else:
+                (idx, ends, states), screened = draw_subsets(self.rng, self.m, target, left), None
+            ok, dep, b = self.exact.independent(idx, screened)
             n = b + 1 if dep is not None else len(idx)  # subsets looked at
             self.sampled += n
             self.sampled_ind += int(ok[:n].sum())

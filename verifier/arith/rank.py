@@ -259,20 +259,26 @@ def _decide_minor(k: int, float_minor, arb_minor, exact_input: bool, *, method: 
                   max_prec: int, backend=None):
     """Certify a k x k minor nonsingular by the path ``method`` picks (see the
     module docstring).  ``float_minor()``/``arb_minor()`` build the minor on
-    demand.  Returns (decision, residual bound, bits, method text)."""
+    demand; ``float_minor`` may be a tuple of such builders, enclosures of
+    the same minor from the cheapest to the tightest, tried in that order
+    (any one certifying proves it).  Returns (decision, residual bound,
+    bits, method text)."""
     if method not in METHODS:
         raise InvalidInstance(f"unknown certificate method {method!r}; choose from {', '.join(METHODS)}")
     note = ""
     if method == "float" or (method == "auto" and k > FLOAT_FROM):
         name = get_backend(backend).name
-        try:  # the minor's enclosure is built here too: a float step that raises is a failure, never the end
-            bound, why = inverse_residual_bound_explained(float_minor(), backend=backend)
-        except FLOAT_FAILURES as exc:
-            bound, why = UpperBound(arb(float("inf"))), f"{type(exc).__name__}: {exc}"
-        resid = upper(bound)
-        text = f"{FLOAT_METHOD} [{name}]: ||I - R A_minor||_inf < 1, R ~ inv(mid A_minor)"
-        if certainly_less(bound, 1) is Decision.TRUE:
-            return Decision.TRUE, resid, 53, text
+        tiers = tuple(float_minor) if isinstance(float_minor, (tuple, list)) else (float_minor,)
+        for i, enclose in enumerate(tiers):  # cheaper enclosures first, the tighter ones where they fail
+            try:  # the minor's enclosure is built here too: a float step that raises is a failure, never the end
+                bound, why = inverse_residual_bound_explained(enclose(), backend=backend)
+            except FLOAT_FAILURES as exc:
+                bound, why = UpperBound(arb(float("inf"))), f"{type(exc).__name__}: {exc}"
+            resid = upper(bound)
+            text = f"{FLOAT_METHOD} [{name}]: ||I - R A_minor||_inf < 1, R ~ inv(mid A_minor)" + (
+                f" (the minor's enclosure {i + 1} of {len(tiers)}: the looser ones undecided)" if i else "")
+            if certainly_less(bound, 1) is Decision.TRUE:
+                return Decision.TRUE, resid, 53, text
         failed = f"float path failed ({why})" if why else f"float path undecided (bound {resid:.3g})"
         # a weak bound above REFINE_LIMIT stays undecided (arb is slow there); a failure climbs
         if method == "float" or (k > REFINE_LIMIT and not why):
@@ -351,7 +357,8 @@ def certify_rank_lower_bound_lazy(mid: np.ndarray, k: int, minor_ball, *, prec: 
     callbacks that enclose any k x k submatrix of the TRUE matrix:
     ``minor_ball(rows, cols) -> arb_mat`` and, for the float path,
     ``minor_float(rows, cols) -> FloatBall`` (default: ``minor_ball``
-    converted).  The minor is chosen in float64 as in
+    converted; a tuple of them: enclosures from the cheapest to the
+    tightest, tried in that order).  The minor is chosen in float64 as in
     :func:`certify_rank_lower_bound`, or its columns are given (``cols``,
     e.g. from the structure of a construction); only that minor is ever
     enclosed (e.g. 757 of the 9216 columns of a ViT-scale Z)."""
@@ -372,8 +379,12 @@ def certify_rank_lower_bound_lazy(mid: np.ndarray, k: int, minor_ball, *, prec: 
         mid = np.asarray(mid, dtype=np.float64)
         row_order = _pivot_order(mid.T) if k < m else None
         rows, cols = _select_minor(mid, k, row_order)
-    get_float = (lambda: minor_float(rows, cols)) if minor_float is not None \
-        else (lambda: float_ball_of(minor_ball(rows, cols)))
+    if minor_float is None:
+        get_float = lambda: float_ball_of(minor_ball(rows, cols))  # noqa: E731
+    elif isinstance(minor_float, (tuple, list)):  # enclosures from the cheapest to the tightest
+        get_float = tuple((lambda f=f: f(rows, cols)) for f in minor_float)
+    else:
+        get_float = lambda: minor_float(rows, cols)  # noqa: E731
     decision, resid, bits, how = _decide_minor(k, get_float, lambda: minor_ball(rows, cols), False,
                                                method=method, prec=prec, max_prec=max_prec, backend=backend)
     return RankLowerBound(k, tuple(int(i) for i in rows), tuple(int(j) for j in cols), decision, bits,

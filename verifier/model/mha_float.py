@@ -203,7 +203,8 @@ def _per_example_products(b, E, E_abs, u_mid, u_rad):
 HEAD_GROUP_BYTES = 2**28
 
 
-def feature_columns_float_ball(contexts, queries, W_K, W_Q, *, rows=None, cols=None, backend=None) -> FloatBall:
+def feature_columns_float_ball(contexts, queries, W_K, W_Q, *, rows=None, cols=None, backend=None,
+                               accurate: bool = True) -> FloatBall:
     """A :class:`FloatBall` enclosing ``Z[rows, cols]`` (Eq. 7; column j is
     coordinate ``j % d`` of head ``j // d``), in the order given; contexts and
     queries may be :class:`~verifier.arith.balls.BallArray` (data known to a
@@ -212,7 +213,8 @@ def feature_columns_float_ball(contexts, queries, W_K, W_Q, *, rows=None, cols=N
     read once for all heads (no copy when every example is asked for, in any
     order: the rows are put in the requested order at the end), and the heads
     are evaluated together (:func:`_per_example_heads`): one pass over the
-    T x n x d contexts per group of heads, not one per head."""
+    T x n x d contexts per group of heads, not one per head.  ``accurate``:
+    the logits' products accurate (tight under cancellation), else plain (:func:`_product`)."""
     b = get_backend(backend)
     contexts, E_rad = (contexts.mid, contexts.rad) if isinstance(contexts, BallArray) else (contexts, None)
     queries, q_rad = (queries.mid, queries.rad) if isinstance(queries, BallArray) else (queries, None)
@@ -241,10 +243,10 @@ def feature_columns_float_ball(contexts, queries, W_K, W_Q, *, rows=None, cols=N
         if shared:
             blocks = _shared_context_heads(b, contexts[0], queries, W_K, W_Q, group, rows, cols,
                                            E0_rad=None if E_rad is None else E_rad[0], q_rad=q_rad,
-                                           K_rad=K_rad, Q_rad=Q_rad)
+                                           K_rad=K_rad, Q_rad=Q_rad, accurate=accurate)
         else:
             blocks = _per_example_heads(b, E, E_max, queries, W_K, W_Q, group, rows, cols, E_rad=E_rad,
-                                        q_rad=q_rad, K_rad=K_rad, Q_rad=Q_rad)
+                                        q_rad=q_rad, K_rad=K_rad, Q_rad=Q_rad, accurate=accurate)
         for h, (z_mid, z_rad) in blocks.items():
             where = np.flatnonzero(cols // d == h)
             idx = where if not b.is_torch else __import__("torch").as_tensor(where, device=b.device)
@@ -275,8 +277,15 @@ def _head_slices(b, W, W_rad, group):
     return mid, None if W_rad is None else _as(b, np.concatenate([np.asarray(W_rad[h]) for h in group], axis=1))
 
 
+def _product(b, X, W, accurate: bool):
+    """(mid, rad) of the exact ``X W`` (X, W float matrices): the accurate
+    product (tight under cancellation), or one float product and its a
+    priori bound (:func:`~verifier.arith.float_bounds.ball_matmul`)."""
+    return accurate_matmul(b, X, W) if accurate else ball_matmul(b, X, None, W, None)
+
+
 def _shared_context_heads(b, E0, queries, W_K, W_Q, group, rows, cols, *, E0_rad=None, q_rad=None, K_rad=None,
-                          Q_rad=None) -> dict:
+                          Q_rad=None, accurate: bool = True) -> dict:
     """{head: (mid, rad) of Z[rows, that head's requested columns]} for a shared
     context E0 (n, d): ``e W_Q`` and ``E0 W_K`` of every head of ``group`` in
     one accurate product each (the slices of e and E0 extracted once; exact
@@ -287,9 +296,9 @@ def _shared_context_heads(b, E0, queries, W_K, W_Q, group, rows, cols, *, E0_rad
     e = _as(b, np.asarray(queries)[rows])
     WQ, WQ_rad = _head_slices(b, W_Q, Q_rad, group)
     WK, WK_rad = _head_slices(b, W_K, K_rad, group)
-    p_mid, p_rad = accurate_matmul(b, e, WQ)
+    p_mid, p_rad = _product(b, e, WQ, accurate)
     p_rad = _input_radius(b, None if q_rad is None else np.asarray(q_rad)[rows], p_rad, WQ, e, WQ_rad)
-    k_mid, k_rad = accurate_matmul(b, _as(b, E0), WK)
+    k_mid, k_rad = _product(b, _as(b, E0), WK, accurate)
     k_rad = _input_radius(b, E0_rad, k_rad, WK, E0, WK_rad)
     out = {}
     for i, h in enumerate(group):
@@ -336,7 +345,7 @@ def _stack_last(b, arrays):
 
 
 def _per_example_heads(b, E, E_max, queries, W_K, W_Q, group, rows, cols, *, E_rad=None, q_rad=None, K_rad=None,
-                       Q_rad=None) -> dict:
+                       Q_rad=None, accurate: bool = True) -> dict:
     """{head: (mid, rad) of Z[rows, that head's requested columns]} for
     per-example contexts E (T', n, d), every head of ``group`` at once:
     ``e W_Q`` for all of them in one accurate product (exact slice products:
@@ -347,7 +356,7 @@ def _per_example_heads(b, E, E_max, queries, W_K, W_Q, group, rows, cols, *, E_r
     d_h = W_Q.shape[2]
     e = _as(b, np.asarray(queries)[rows])
     WQ, WQ_rad = _head_slices(b, W_Q, Q_rad, group)
-    p_mid, p_rad = accurate_matmul(b, e, WQ)  # (T', |group| d_h)
+    p_mid, p_rad = _product(b, e, WQ, accurate)  # (T', |group| d_h)
     p_rad = _input_radius(b, None if q_rad is None else np.asarray(q_rad)[rows], p_rad, WQ, e, WQ_rad)
     us = [ball_matmul(b, p_mid[:, i * d_h:(i + 1) * d_h], p_rad[:, i * d_h:(i + 1) * d_h], _as(b, W_K[h]).T,
                       None if K_rad is None else _as(b, np.asarray(K_rad[h])).T) for i, h in enumerate(group)]

@@ -25,6 +25,7 @@ from dataclasses import replace
 import numpy as np
 
 from verifier.arith.compare import Decision
+from verifier.arith.second_thread import one_blas_thread
 from verifier.data.instances import Instance, load_data, make_instance
 from verifier.errors import InsufficientPrecision, InvalidInstance, NotImplementedStatement
 from verifier.statements.evidence import (
@@ -62,6 +63,11 @@ def build_instance(sid: str, *, data=None, exact_input: bool = False, **options)
                          degenerate=opts["degenerate"], seed=opts["seed"])
 
 
+def _z_entries(instance) -> int:
+    """T H d, the entries of Z (Eq. 7): the size that chooses BLAS threads."""
+    return int(getattr(instance, "T", 0) or 0) * int(getattr(instance, "H", 1) or 1) * int(getattr(instance, "d", 1) or 1)
+
+
 def run_check(sid: str, instance: Instance, *, prec: int = 128, seed: int = 0,
               raise_errors: bool = False, **options) -> Evidence:
     """Call the checker; InvalidInstance propagates (bad input, exit 2)."""
@@ -71,7 +77,8 @@ def run_check(sid: str, instance: Instance, *, prec: int = 128, seed: int = 0,
     if any(h.status == "refuted" for h in shapes):
         return replace(not_applicable(sid, st, shapes, instance), seconds=time.perf_counter() - t0)
     try:
-        ev = st.check(instance, prec=prec, seed=seed, **options)
+        with one_blas_thread(_z_entries(instance)):
+            ev = st.check(instance, prec=prec, seed=seed, **options)
         undeclared_refutation(st, ev)
         ev = _data_hypotheses(st, ev, instance, prec=prec, seed=seed)
         ev = _on_rounded_copy(st, ev, instance)

@@ -219,6 +219,11 @@ def _spy_float(monkeypatch):
     return seen
 
 
+def _plain_then_accurate(tiers) -> bool:
+    """The float path's enclosures: the logits' products plain first, then accurate."""
+    return isinstance(tiers, tuple) and len(tiers) == 2 and all(callable(t) for t in tiers)
+
+
 def test_block_minor_gets_the_callers_options(monkeypatch):
     inst = make_instance(H=2, n=3, d=5, context="shared", seed=0)
     con = build_key_query_weights(inst, seed=0)
@@ -229,7 +234,7 @@ def test_block_minor_gets_the_callers_options(monkeypatch):
     assert shape == (con.target, con.Z.shape[1]) and k == con.target
     assert kw["cols"] == con.minor_columns(con.target) and len(kw["cols"]) == con.target
     assert (kw["prec"], kw["max_prec"], kw["method"], kw["backend"]) == (160, 512, "float", "numpy")
-    assert callable(kw["minor_float"]) and backends == ["numpy"]  # the float path used the caller's backend
+    assert _plain_then_accurate(kw["minor_float"]) and backends == ["numpy"]  # the float path used the caller's backend
     assert cert.decision is Decision.TRUE and cert.method.startswith("float64 verification")
     assert cert.method.endswith(BLOCKS) and cert.rows == con.basis and cert.cols == kw["cols"]
     calls.clear()
@@ -260,7 +265,7 @@ def test_fallback_minor_gets_the_callers_options(monkeypatch):
     assert len(calls) == 2 and "cols" in calls[0][2] and "cols" not in calls[1][2]
     kw = calls[1][2]
     assert (kw["prec"], kw["max_prec"], kw["method"], kw["backend"]) == (160, 512, "float", "numpy")
-    assert callable(kw["minor_float"]) and backends == ["numpy"]
+    assert _plain_then_accurate(kw["minor_float"]) and backends == ["numpy"]
     assert calls[1][0] == (con.target, con.Z.shape[1])
     assert cert.decision is Decision.TRUE and not cert.method.endswith(BLOCKS)
 
@@ -431,3 +436,40 @@ def test_a_cap_from_repeated_stored_inputs_is_a_verdict_on_the_stored_data():
     for Ec, ec in ((E, dy(e)), (dy(E), e)):
         reason = check_proposition1(from_arrays(Ec, ec, y, H=2, reading="dtype")).reason
         assert "rank(Z) <= 4 < 5 for ANY weights" in reason and "counterexample at the stored values" in reason
+
+
+def test_the_float_path_tries_plain_products_then_accurate_ones(monkeypatch):
+    """The minor enclosed with the logits' products plain first; where that
+    ball is too wide to certify, with accurate products (both rigorous)."""
+    from verifier.arith.float_certificates import FloatBall
+
+    inst = make_instance(H=2, n=3, d=5, context="shared", seed=0)
+    con = build_key_query_weights(inst, seed=0)
+    real, seen = p1.feature_columns_float_ball, []
+
+    def spy(*a, **kw):
+        seen.append(kw["accurate"])
+        fb = real(*a, **kw)
+        return fb if kw["accurate"] else FloatBall(fb.mid, fb.rad + 1e3)  # the plain ball made useless
+
+    monkeypatch.setattr(p1, "feature_columns_float_ball", spy)
+    cert = certify_construction_rank(inst, con, con.target, method="float", backend="numpy")
+    assert seen == [False, True] and cert.decision is Decision.TRUE and "enclosure 2 of 2" in cert.method
+    seen.clear()
+    monkeypatch.setattr(p1, "feature_columns_float_ball", lambda *a, **kw: seen.append(kw["accurate"]) or real(*a, **kw))
+    cert = certify_construction_rank(inst, con, con.target, method="float", backend="numpy")
+    assert seen == [False] and cert.decision is Decision.TRUE and "enclosure" not in cert.method
+
+
+def test_large_minors_go_to_accurate_products_at_once(monkeypatch):
+    inst = make_instance(H=2, n=3, d=5, context="shared", seed=0)
+    con = build_key_query_weights(inst, seed=0)
+    real, seen = p1.feature_columns_float_ball, []
+    monkeypatch.setattr(p1, "feature_columns_float_ball", lambda *a, **kw: seen.append(kw["accurate"]) or real(*a, **kw))
+    monkeypatch.setattr(p1, "PLAIN_FIRST_UP_TO", con.target - 1)
+    cert = certify_construction_rank(inst, con, con.target, method="float", backend="numpy")
+    assert seen == [True] and cert.decision is Decision.TRUE
+    seen.clear()
+    monkeypatch.setattr(p1, "PLAIN_FIRST_UP_TO", con.target)
+    certify_construction_rank(inst, con, con.target, method="float", backend="numpy")
+    assert seen == [False]

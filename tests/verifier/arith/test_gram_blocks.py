@@ -223,7 +223,7 @@ def test_the_full_defect_is_the_lower_one_for_large_blocks(monkeypatch):
 
 def test_batches_of_small_subsets_stay_in_cache_and_large_ones_within_block_entries(monkeypatch):
     assert gb._batch(32) == gb.CACHE_ENTRIES // 32**2 and gb._batch(197) == gb.BLOCK_ENTRIES // 197**2
-    assert gb._batch(64) == gb.MIN_BATCH and gb._batch(4000) == 1
+    assert gb._batch(128) == gb.MIN_BATCH and gb._batch(4000) == 1
     monkeypatch.setattr(gb, "BLOCK_ENTRIES", 48)
     assert gb._batch(4) == 3  # the test above shrinks the batches through BLOCK_ENTRIES
 

@@ -190,8 +190,10 @@ def test_batched_sampling_draws_and_counts_as_block_by_block(monkeypatch):
     """A dependence only random subsets find (rows 0, 1, 2, 30): the batched
     search finds the same circuit and, after it, draws the same subsets."""
     import verifier.arith.kruskal as K
+    import verifier.arith.subset_sample as S
 
     monkeypatch.setattr(K, "CHUNK_ELEMS", 25 * 25 * 7)  # blocks of 7 subsets: the witness falls in the first
+    monkeypatch.setattr(S, "CHUNK_ELEMS", 25 * 25 * 7)  # (the search draws them with subset_sample.draw_subsets)
     V = np.round(np.random.default_rng(2).standard_normal((40, 30)) * 2**10) / 2**10
     V[30] = V[0] + V[1] - V[2]
     from verifier.arith.kruskal import _Search
