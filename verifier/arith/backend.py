@@ -223,26 +223,15 @@ class Backend:
 
     def inv(self, a):
         """A float inverse, or None when the factorisation breaks down (any
-        matrix is a valid preconditioner: its errors cannot make a test lie).
-        One numpy matrix: scipy's (LU and its inverse, getri: 2n^3 flops
-        against numpy's 8n^3/3 through a solve with I; 18 vs 26 ms at 621);
-        a stack: numpy's."""
+        matrix is a valid preconditioner: its errors cannot make a test lie)."""
         try:
             if self.is_torch:
                 import torch
 
                 r = torch.linalg.inv(a)
-            elif np.ndim(a) == 2:
-                import warnings
-
-                import scipy.linalg
-
-                with warnings.catch_warnings():  # an ill-conditioned midpoint is the certificate's to judge
-                    warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
-                    r = scipy.linalg.inv(a)
             else:
                 r = np.linalg.inv(a)
-        except (np.linalg.LinAlgError, RuntimeError, ValueError):  # ValueError: scipy's refusal of inf/NaN
+        except (np.linalg.LinAlgError, RuntimeError):
             return None
         return r if self.all_finite(r) else None
 

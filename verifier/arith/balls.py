@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
+from fractions import Fraction
 from typing import Iterator
 
 import numpy as np
@@ -101,17 +102,68 @@ def ball_min(xs) -> arb:
     return m
 
 
-def as_float_matrix(A, what: str = "matrix") -> np.ndarray:
-    """A finite 2-D float64 array, or InvalidInstance with one line saying why."""
+def as_float_matrix(A, what: str = "matrix", *, rounding: bool = False) -> np.ndarray:
+    """A finite 2-D float64 array holding exactly the values given, or
+    InvalidInstance with one line saying why: integers beyond 2^53, long
+    doubles, Fractions or fmpq that float64 would round are refused (a
+    certificate of the rounded matrix is not one of the matrix given).
+    ``rounding=True``: the nearest floats, for a caller that keeps the exact
+    values and lets the floats only propose."""
     try:
-        a = np.asarray(A, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+        raw = np.asarray(A)
+        a = raw.astype(np.float64)
+    except (TypeError, ValueError, OverflowError) as exc:
         raise InvalidInstance(f"not a real {what}: {exc}") from None
     if a.ndim != 2:
         raise InvalidInstance(f"expected a 2-D {what}, got shape {a.shape}")
     if not np.all(np.isfinite(a)):
         raise InvalidInstance(f"{what} has NaN or infinite entries")
+    if not rounding and _rounded(raw, a):
+        raise InvalidInstance(f"{what} has values float64 would round (integers beyond 2^53, long doubles, exact "
+                              "rationals): pass them as exact rationals (an object array of fmpq) or as floats")
     return a
+
+
+def _rounded(raw: np.ndarray, a: np.ndarray) -> bool:
+    """Whether the float64 array ``a`` differs from the values ``raw`` it was read from."""
+    kind = raw.dtype.kind
+    if kind == "b" or (kind == "f" and raw.dtype.itemsize <= 8):
+        return False  # booleans and binary16/32/64 widen exactly
+    if kind in "iu":
+        return bool(np.any((raw > 2**53) | (raw < -(2**53))))  # every integer up to 2^53 is a float64
+    if kind == "f":  # long double
+        return bool(np.any(a.astype(raw.dtype) != raw))
+    return any(_exact_value(x) != Fraction(float(f)) for x, f in zip(raw.reshape(-1).tolist(), a.reshape(-1).tolist()))
+
+
+def exact_rationals_if_rounded(A):
+    """A finite 2-D numeric array whose values float64 would round (integers
+    beyond 2^53, long doubles) as an object array of exact rationals (fmpq),
+    for the exact paths; None otherwise (float64 holds it, or it is not such
+    an array: :func:`as_float_matrix` says why)."""
+    raw = np.asarray(A)
+    if raw.dtype.kind not in "iuf" or raw.ndim != 2:
+        return None
+    with np.errstate(all="ignore"):
+        a = raw.astype(np.float64)
+    if not np.all(np.isfinite(a)) or not _rounded(raw, a):
+        return None
+    from flint import fmpq
+
+    return np.array([fmpq(q.numerator, q.denominator) for q in map(_exact_value, raw.reshape(-1).tolist())],
+                    dtype=object).reshape(raw.shape)
+
+
+def _exact_value(x) -> Fraction:
+    """A number given as an object (int, float, Fraction, fmpq, numpy scalar) as an exact rational."""
+    if hasattr(x, "p") and hasattr(x, "q"):  # python-flint's fmpq / fmpz-like
+        return Fraction(int(x.p), int(x.q))
+    if isinstance(x, np.generic):
+        x = x.item()
+    try:
+        return Fraction(x)
+    except (TypeError, ValueError):
+        return Fraction(int(x))
 
 
 def to_arb_mat(A) -> arb_mat:

@@ -42,7 +42,7 @@ import numpy as np
 from flint import arb
 
 from verifier.arith.backend import get_backend
-from verifier.arith.compare import LowerBound, UpperBound, upper
+from verifier.arith.compare import LowerBound, UpperBound
 from verifier.arith.float_bounds import (
     INV_1MU,
     MAG,
@@ -187,9 +187,8 @@ def inverse_residual_bounds(mids, rads=None, *, backend=None) -> np.ndarray:
         return np.zeros(Bn)
     check_range(b, mids, rads)
     R = b.inv(mids)
-    if R is None:  # a whole-stack failure: certify them one by one
-        return np.array([upper(inverse_residual_bound(FloatBall(mids[i], None if rads is None else rads[i]),
-                                                      backend=b)) for i in range(Bn)])
+    if R is None:  # a whole-stack failure: certify them one by one (floats only: it may run on a second thread)
+        return np.array([_one_bound(b, mids[i], None if rads is None else rads[i]) for i in range(Bn)])
     absR = b.abs(R)
     mag = absR.amax(dim=(-2, -1)) if b.is_torch else np.max(absR, axis=(-2, -1))
     bad = b.to_numpy(~(mag <= MAG))  # also NaN
@@ -199,6 +198,22 @@ def inverse_residual_bounds(mids, rads=None, *, backend=None) -> np.ndarray:
     out = b.to_numpy(rows.amax(dim=-1) if b.is_torch else np.max(rows, axis=-1)).astype(np.float64)
     out[bad | ~np.isfinite(out)] = np.inf
     return out
+
+
+def _one_bound(b, mid, rad) -> float:
+    """:func:`inverse_residual_bound` of one ball (operands in range) as a
+    float, ``inf`` where no float inverse exists or the bound leaves the
+    range: the same value, in floats only (no arb: the caller may run on a
+    second thread, :mod:`verifier.arith.second_thread`)."""
+    try:
+        R = b.inv(mid)
+        if R is None:
+            return float("inf")
+        check_range(b, R)
+    except FloatRangeError:
+        return float("inf")
+    total = _residual_row_bounds(b, mid, rad, R)
+    return float(b.max(total)) if b.all_finite(total) else float("inf")
 
 
 def _gram_perturbation_bound(b, mid, rad) -> Fraction:

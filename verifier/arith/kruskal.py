@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from verifier.arith.balls import as_float_matrix
+from verifier.arith.balls import as_float_matrix, exact_rationals_if_rounded
 from verifier.arith.compare import Decision
 from verifier.arith.independence import CHUNK_ELEMS, SubsetIndependence, combination_blocks
 from verifier.arith.subset_sample import draw_subsets, take_sample
@@ -137,13 +137,13 @@ class _Search:
     """State of one analysis: exact data, bounds, witness, log."""
 
     def __init__(self, V, exhaustive_limit: int, samples: int, seed: int):
-        exact = V if isinstance(V, np.ndarray) and V.dtype == object else None  # exact rationals (fmpq)
-        V = as_float_matrix(V, "(m, d) array of row vectors")  # floats propose (hunts), exact decides
+        exact = V if isinstance(V, np.ndarray) and V.dtype == object else exact_rationals_if_rounded(V)
+        V = as_float_matrix(V, "(m, d) array of row vectors", rounding=exact is not None)  # floats propose
         if exhaustive_limit < 0 or samples < 0:
             raise InvalidInstance("exhaustive_limit and samples must be >= 0")
         self.V, (self.m, self.d) = V, V.shape
         self.limit, self.samples = int(exhaustive_limit), int(samples)
-        self.rng, self.seed = np.random.default_rng(seed), int(seed)
+        self.rng, self.seed = np.random.default_rng(seed), seed
         self.t0 = time.perf_counter()
         self.lower, self.upper = 0, min(self.m, self.d)
         self.witness: tuple[int, ...] | None = None
@@ -294,9 +294,11 @@ class _Search:
                     self.record_witness(dep, "rank deficiency of the whole set")
                     break
 
-    def fresh_rng(self) -> bool:
-        """Whether nothing was drawn yet (the state of ``default_rng(seed)``)."""
-        return self.rng.bit_generator.state == np.random.default_rng(self.seed).bit_generator.state
+    def prefetchable(self) -> bool:
+        """Whether a prefetched draw can be this search's: float vectors, an
+        integer seed and nothing drawn yet (the state of ``default_rng(seed)``)."""
+        return (self.rationals is None and isinstance(self.seed, (int, np.integer))
+                and self.rng.bit_generator.state == np.random.default_rng(self.seed).bit_generator.state)
 
     def sample(self, target: int) -> None:
         """The paper's random-subset test at size ``target``: evidence only.
@@ -309,8 +311,7 @@ class _Search:
         while left > 0 and self.lower < target <= self.upper:
             if self.sample_size != target:
                 self.sample_size, self.sampled, self.sampled_ind = target, 0, 0
-            pre = (take_sample(self.V, target, samples=left, seed=self.seed)
-                   if self.rationals is None and self.fresh_rng() else None)
+            pre = take_sample(self.V, target, samples=left, seed=int(self.seed)) if self.prefetchable() else None
             if pre is not None:  # the same draw, screened on a second thread (prefetch_sample)
                 idx, ends, states, screened = pre
                 self.rng.bit_generator.state = states[-1]

@@ -269,6 +269,8 @@ def _decide_minor(k: int, float_minor, arb_minor, exact_input: bool, *, method: 
     if method == "float" or (method == "auto" and k > FLOAT_FROM):
         name = get_backend(backend).name
         tiers = tuple(float_minor) if isinstance(float_minor, (tuple, list)) else (float_minor,)
+        if not tiers:
+            raise InvalidInstance("no float enclosure of the minor given (an empty tuple)")
         for i, enclose in enumerate(tiers):  # cheaper enclosures first, the tighter ones where they fail
             try:  # the minor's enclosure is built here too: a float step that raises is a failure, never the end
                 bound, why = inverse_residual_bound_explained(enclose(), backend=backend)

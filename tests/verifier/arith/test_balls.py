@@ -81,3 +81,33 @@ def test_helpers_on_float_input_and_extremes():
     assert (I0.nrows(), I0.ncols()) == (0, 0) and identity(2)[1, 1] == 1 and identity(2)[0, 1] == 0
     with pytest.raises(InvalidInstance):
         identity(-1)
+
+
+def test_values_float64_would_round_are_refused_not_rounded():
+    """A certificate of the rounded matrix is not one of the matrix given:
+    [[2^53 + 1, 3 (2^53 + 1)], [1, 3]] is singular, its float64 copy is not."""
+    from fractions import Fraction
+
+    import numpy as np
+    import pytest
+
+    from verifier.arith.balls import as_float_matrix, exact_rationals_if_rounded
+    from verifier.arith.rank import certify_rank_lower_bound
+    from verifier.errors import InvalidInstance
+
+    A = [[2**53 + 1, 3 * 2**53 + 3], [1, 3]]
+    for value in (A, np.array(A, dtype=np.int64), np.array(A, dtype=object),
+                  np.array([[Fraction(1, 3), 1.0], [0.0, 1.0]], dtype=object),
+                  np.array([[np.longdouble(1) + np.finfo(np.longdouble).eps, 1.0], [0.0, 1.0]])
+                  if np.finfo(np.longdouble).eps < 2.0**-52 else A):
+        with pytest.raises(InvalidInstance, match="float64 would round"):
+            as_float_matrix(value)
+        with pytest.raises(InvalidInstance, match="float64 would round"):
+            certify_rank_lower_bound(value, k=2)
+    assert as_float_matrix(A, rounding=True)[0, 0] == 2.0**53  # the caller keeps the exact values
+    for exact in ([[2**53, -(2**53)], [1, 2]], np.array([[0.5, 2**-1074], [1, 2]]), np.int64([[7, 1], [2, 3]]),
+                  np.float32([[0.1, 1], [2, 3]]), np.array([[True, False], [False, True]])):
+        assert np.array_equal(as_float_matrix(exact), np.asarray(exact, dtype=np.float64))
+        assert exact_rationals_if_rounded(exact) is None
+    Q = exact_rationals_if_rounded(np.array(A, dtype=np.int64))
+    assert Q.dtype == object and int(Q[0, 0].p) == 2**53 + 1 and Q.shape == (2, 2)

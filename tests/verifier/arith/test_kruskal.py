@@ -208,3 +208,16 @@ def test_batched_sampling_draws_and_counts_as_block_by_block(monkeypatch):
     assert witness == (0, 1, 2, 30) and (r.upper, r.witness) == (upper, witness)
     assert blocks[-1][0] == upper and (r.sample_size, r.sampled, r.sampled_independent) == (
         upper, sum(n for t, n, _ in blocks if t == upper), sum(i for t, _, i in blocks if t == upper))
+
+
+def test_integers_beyond_2_53_are_read_exactly():
+    """int64 rows float64 would round: the search reads them exactly (the
+    float copy [2^53, 3 2^53; 1, 3] would hide nothing here, but
+    [2^53 + 1, 1; 2^53, 1] rounds to two parallel rows)."""
+    from verifier.arith.kruskal import kruskal_rank_at_least
+
+    dep = np.array([[2**53 + 1, 3 * 2**53 + 3], [1, 3]], dtype=np.int64)
+    r = kruskal_rank_at_least(dep, 2)
+    assert r.at_least(2).value == "false" and r.witness == (0, 1)
+    ind = np.array([[2**53 + 1, 1], [2**53, 1]], dtype=np.int64)  # det = 1; rounded: two equal rows
+    assert kruskal_rank_at_least(ind, 2).at_least(2).value == "true"

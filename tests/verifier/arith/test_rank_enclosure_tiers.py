@@ -78,3 +78,10 @@ def test_every_tier_failing_moves_on_to_arb_under_auto(monkeypatch):
     cert = certify_rank_lower_bound_lazy(A, 3, lambda r, c: to_arb_mat(A[np.ix_(r, c)]), method="auto",
                                          minor_float=(loose, raising), cols=[0, 1, 2])
     assert cert.decision is Decision.TRUE and "arb" in cert.method and "float path" in cert.method
+
+
+def test_no_enclosure_at_all_is_bad_input():
+    from verifier.errors import InvalidInstance
+
+    with pytest.raises(InvalidInstance, match="no float enclosure"):
+        _cert(())

@@ -139,3 +139,12 @@ def test_only_the_newest_prefetches_are_kept():
     assert len(ss._PREFETCHED) == ss.KEEP
     assert take_sample(V, 24, samples=50, seed=0) is None  # dropped
     assert take_sample(V, 24, samples=50, seed=ss.KEEP + 1) is not None
+
+
+@pytest.mark.parametrize("seed", [None, [1, 2], "generator"])
+def test_seeds_other_than_integers_still_draw_and_never_take_a_prefetch(seed):
+    V = _vectors()
+    rng_seed = np.random.default_rng(3) if seed == "generator" else seed
+    assert prefetch_sample(V, 24, samples=100, seed=0)
+    res = kruskal_rank_at_least(V, 24, samples=100, seed=rng_seed)
+    assert res.sampled == 100 and len(ss._PREFETCHED) == 1  # drawn from its own generator; the prefetch untouched
