@@ -162,6 +162,12 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
         T + "proofs/dana2025/test_dana_thm1_adversarial.py"]),
     "dana_route_steps": ("proofs/dana2025/route_steps.py", FLOAT_ORDERS[:1] + [
         T + "proofs/dana2025/test_dana_thm1_exact_route.py", T + "proofs/dana2025/test_dana_mutants.py"]),
+    # issue 38: the sample's draw and float screen prefetched on a second core, and that core's jobs
+    "subset_sample": ("verifier/arith/subset_sample.py", [T + "verifier/arith/test_subset_sample.py",
+                                                          T + "verifier/arith/test_second_thread.py",
+                                                          T + "verifier/arith/test_kruskal.py"]),
+    "second_thread": ("verifier/arith/second_thread.py", [T + "verifier/arith/test_second_thread.py",
+                                                          T + "verifier/arith/test_subset_sample.py"]),
     # the standalone re-checker of certificate files (issue 33): the forged corpus and its float path in every order
     "recheck": ("verifier/recheck.py", [T + "verifier/test_recheck.py", T + "verifier/test_recheck_float.py",
                                         T + "verifier/test_recheck_limits.py", T + "verifier/test_recheck_kinds.py",

@@ -205,8 +205,7 @@ def _readout_and_forward(instance, con, M, skip: bool):
 
 
 def _float_readout(instance, con, Y_target, skip: bool):
-    """(M, :func:`_readout_and_forward`) with M the float readout of Z:
-    floats only (it may run on a second core, :mod:`verifier.arith.second_thread`)."""
+    """(M, :func:`_readout_and_forward`), M the float readout of Z: floats only (a second core may run it)."""
     M = solve_readout_float(con.Z, Y_target)
     return M, _readout_and_forward(instance, con, M, skip)
 
@@ -275,12 +274,14 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
     try:
         cert = certify_construction_rank(instance, con, T, prec=prec, cap=cap)  # all T rows, even above capacity
     except InsufficientPrecision as exc:  # the hypotheses stay in the evidence
+        readout.wait() if readout is not None else None
         trail.append(Step(f"rank(Z) = T not decided: {exc}", "Prop. 1 + Step 2"))
         return conclude(statement_id, Decision.UNDECIDED, claimed=claimed,
                         hypotheses=hyps if hyps is not None else hypotheses(), prec_bits=prec,
                         measured={"T": T, "structural cap rank(Z) <=": cap.cap}, method="arb balls",
                         reason=f"rank(Z) = T not decided at --prec {prec} ({exc}): raise --prec", trail=trail)
     except Exception:  # the hypotheses' own errors first, as when they ran before
+        readout.wait() if readout is not None else None
         hyps = hyps if hyps is not None else hypotheses()
         raise
     hyps = hyps if hyps is not None else hypotheses()  # after the certificate: the prefetched sample is done by now

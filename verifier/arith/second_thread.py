@@ -26,6 +26,8 @@ import contextlib
 import os
 import threading
 
+import numpy as np
+
 __all__ = ["THREADS_ENV", "FloatJob", "second_core", "one_blas_thread", "ONE_BLAS_THREAD_UP_TO"]
 
 #: set to 1 to keep every computation on one thread
@@ -70,10 +72,13 @@ def second_core() -> bool:
 
 class FloatJob:
     """``fn(*args)`` on a daemon thread when :func:`second_core` (else at
-    once); :meth:`result` joins it and returns its value or raises its error."""
+    once), under the caller's numpy error state (numpy keeps it per thread);
+    :meth:`result` joins it and returns its value or raises its error,
+    :meth:`wait` joins it and drops both."""
 
     def __init__(self, fn, *args, thread: bool | None = None):
         self._value, self._error = None, None
+        self._errstate = np.geterr()
         self._thread = None
         if second_core() if thread is None else thread:
             self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True,
@@ -88,9 +93,15 @@ class FloatJob:
 
     def _run(self, fn, args) -> None:
         try:
-            self._value = fn(*args)
+            with np.errstate(**self._errstate):
+                self._value = fn(*args)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller by result()
             self._error = exc
+
+    def wait(self) -> None:
+        """Join the thread (a job nobody reads: it ends inside the caller's check, warnings and all)."""
+        if self._thread is not None:
+            self._thread.join()
 
     def result(self):
         if self._thread is not None:

@@ -32,7 +32,7 @@ import numpy as np
 from verifier.arith.independence import CHUNK_ELEMS, SubsetIndependence, smallest_per_row
 from verifier.arith.second_thread import FloatJob, second_core
 
-__all__ = ["draw_subsets", "prefetch_sample", "take_sample"]
+__all__ = ["draw_subsets", "prefetch_sample", "take_sample", "drain_prefetches"]
 
 #: prefetches kept at once (the oldest is dropped: its thread's result is never read)
 KEEP = 4
@@ -97,6 +97,16 @@ def prefetch_sample(V, k: int, *, samples: int, seed: int) -> bool:
         _PREFETCHED.append(job)
         del _PREFETCHED[:-KEEP]
     return True
+
+
+def drain_prefetches() -> None:
+    """Wait for every prefetch nobody took and drop them: no thread of a
+    check outlives it (its warnings, its CPU)."""
+    with _LOCK:
+        jobs = list(_PREFETCHED)
+        _PREFETCHED.clear()
+    for job in jobs:
+        job.job.wait()
 
 
 def take_sample(V, k: int, *, samples: int, seed: int):

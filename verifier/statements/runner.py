@@ -26,6 +26,7 @@ import numpy as np
 
 from verifier.arith.compare import Decision
 from verifier.arith.second_thread import one_blas_thread
+from verifier.arith.subset_sample import drain_prefetches
 from verifier.data.instances import Instance, load_data, make_instance
 from verifier.errors import InsufficientPrecision, InvalidInstance, NotImplementedStatement
 from verifier.statements.evidence import (
@@ -78,7 +79,10 @@ def run_check(sid: str, instance: Instance, *, prec: int = 128, seed: int = 0,
         return replace(not_applicable(sid, st, shapes, instance), seconds=time.perf_counter() - t0)
     try:
         with one_blas_thread(_z_entries(instance)):
-            ev = st.check(instance, prec=prec, seed=seed, **options)
+            try:
+                ev = st.check(instance, prec=prec, seed=seed, **options)
+            finally:
+                drain_prefetches()  # a prefetch the check did not take ends here, inside the check
         undeclared_refutation(st, ev)
         ev = _data_hypotheses(st, ev, instance, prec=prec, seed=seed)
         ev = _on_rounded_copy(st, ev, instance)

@@ -188,3 +188,32 @@ def test_the_screen_s_one_by_one_fallback_stays_in_floats(monkeypatch):
     assert one and seen["calls"] > 0 and seen["exact"] == []
     assert not ok[0] and not ok[2]  # the zero vector: never proved independent
     assert ok[1]
+
+
+def test_a_job_runs_under_the_caller_s_numpy_error_state():
+    def divide():
+        return np.float64(1.0) / np.float64(0.0)
+
+    with np.errstate(divide="raise"):
+        with pytest.raises(FloatingPointError):
+            FloatJob(divide, thread=True).result()
+    with np.errstate(divide="ignore"):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert FloatJob(divide, thread=True).result() == np.inf
+
+
+def test_no_thread_of_a_check_outlives_it(monkeypatch):
+    """A prefetch the check never takes (its search decides before the
+    sample: a repeated query is a parallel pair) is waited for inside
+    run_check: nothing of it runs, or warns, after the check."""
+    import verifier.arith.subset_sample as ss
+
+    two_cpus(monkeypatch)
+    inst = make_instance(H=3, n=24, d=26, d_h=24, context="shared", degenerate="repeated-queries", seed=3)
+    assert ss.prefetch_sample(inst.exact_array("queries"), inst.n, samples=5000, seed=0)  # as memorize would
+    run_check("theorem1", inst, prec=128, seed=0)
+    assert not ss._PREFETCHED
+    assert not [t for t in threading.enumerate() if t.name.startswith("mha-verify") and t.is_alive()]
