@@ -148,3 +148,23 @@ def test_seeds_other_than_integers_still_draw_and_never_take_a_prefetch(seed):
     assert prefetch_sample(V, 24, samples=100, seed=0)
     res = kruskal_rank_at_least(V, 24, samples=100, seed=rng_seed)
     assert res.sampled == 100 and len(ss._PREFETCHED) == 1  # drawn from its own generator; the prefetch untouched
+
+
+def test_the_draw_s_blocks_follow_the_chunk_and_the_2e6_numbers(monkeypatch):
+    """Blocks of min(2e6 // m, CHUNK_ELEMS // k^2) subsets, at least one, the
+    last one cut to what is left (the RNG states a dependent subset rewinds to)."""
+    monkeypatch.setattr(ss, "CHUNK_ELEMS", 300 * 4)  # k = 2: 300 subsets per block
+    idx, ends, _ = draw_subsets(np.random.default_rng(0), 10, 2, 1000)
+    assert idx.shape == (1000, 2) and ends == [300, 600, 900, 1000]
+    monkeypatch.setattr(ss, "CHUNK_ELEMS", 3)  # k^2 = 4 > 3: one subset per block, never none
+    assert draw_subsets(np.random.default_rng(0), 10, 2, 3)[1] == [1, 2, 3]
+    monkeypatch.setattr(ss, "CHUNK_ELEMS", 10**12)  # the 2e6 random numbers decide
+    assert draw_subsets(np.random.default_rng(0), 3000, 2, 1000)[1] == [666, 1000]
+    assert draw_subsets(np.random.default_rng(0), 3, 1, 666_668)[1] == [666_666, 666_668]  # 2e6 // 3, not 2000001 // 3
+    assert draw_subsets(np.random.default_rng(0), 1, 1, 2_000_001)[1] == [2_000_000, 2_000_001]
+
+
+def test_every_draw_a_search_can_make_is_prefetched():
+    V = _vectors()
+    assert prefetch_sample(V, 1, samples=1, seed=0) and prefetch_sample(V, min(V.shape), samples=2, seed=0)
+    assert all(job.job.threaded for job in ss._PREFETCHED)  # on the second thread, not the caller's
