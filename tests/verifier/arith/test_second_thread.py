@@ -217,3 +217,18 @@ def test_no_thread_of_a_check_outlives_it(monkeypatch):
     run_check("theorem1", inst, prec=128, seed=0)
     assert not ss._PREFETCHED
     assert not [t for t in threading.enumerate() if t.name.startswith("mha-verify") and t.is_alive()]
+
+
+def test_the_job_s_thread_is_a_named_daemon():
+    """A daemon (a signal ending the run is not held up by it) named for what it is (tests find it by name)."""
+    job = FloatJob(lambda: threading.current_thread(), thread=True)
+    t = job.result()
+    assert t.daemon is True and t.name == "mha-verify float work" and t is job._thread
+
+
+@pytest.mark.parametrize("count, two", [(None, False), (1, False), (2, True), (8, True)])
+def test_without_an_affinity_mask_the_cpu_count_decides(monkeypatch, count, two):
+    monkeypatch.delenv(st.THREADS_ENV, raising=False)
+    monkeypatch.delattr(st.os, "sched_getaffinity", raising=False)
+    monkeypatch.setattr(st.os, "cpu_count", lambda: count)
+    assert second_core() is two
