@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from fractions import Fraction
 from typing import Iterator
 
 import numpy as np
@@ -111,6 +110,8 @@ def as_float_matrix(A, what: str = "matrix", *, rounding: bool = False) -> np.nd
     values and lets the floats only propose."""
     try:
         raw = np.asarray(A)
+        if raw.dtype.kind in "USaVcM":
+            raise TypeError(f"{raw.dtype} entries are not real numbers")
         a = raw.astype(np.float64)
     except (TypeError, ValueError, OverflowError) as exc:
         raise InvalidInstance(f"not a real {what}: {exc}") from None
@@ -126,6 +127,8 @@ def as_float_matrix(A, what: str = "matrix", *, rounding: bool = False) -> np.nd
 
 def _rounded(raw: np.ndarray, a: np.ndarray) -> bool:
     """Whether the float64 array ``a`` differs from the values ``raw`` it was read from."""
+    from flint import fmpq
+
     kind = raw.dtype.kind
     if kind == "b" or (kind == "f" and raw.dtype.itemsize <= 8):
         return False  # booleans and binary16/32/64 widen exactly
@@ -133,7 +136,16 @@ def _rounded(raw: np.ndarray, a: np.ndarray) -> bool:
         return bool(np.any((raw > 2**53) | (raw < -(2**53))))  # every integer up to 2^53 is a float64
     if kind == "f":  # long double
         return bool(np.any(a.astype(raw.dtype) != raw))
-    return any(_exact_value(x) != Fraction(float(f)) for x, f in zip(raw.reshape(-1).tolist(), a.reshape(-1).tolist()))
+    return any(_given(x) != fmpq(*f.as_integer_ratio()) for x, f in zip(raw.reshape(-1).tolist(), a.reshape(-1).tolist()))
+
+
+def _given(x):
+    """One entry of an object array as the exact rational it is (:func:`.exact.to_fmpq`); a string is no number here."""
+    from verifier.arith.exact import to_fmpq
+
+    if isinstance(x, (str, bytes)):
+        raise InvalidInstance(f"not a number: {x!r}")
+    return to_fmpq(x)
 
 
 def exact_rationals_if_rounded(A):
@@ -148,22 +160,7 @@ def exact_rationals_if_rounded(A):
         a = raw.astype(np.float64)
     if not np.all(np.isfinite(a)) or not _rounded(raw, a):
         return None
-    from flint import fmpq
-
-    return np.array([fmpq(q.numerator, q.denominator) for q in map(_exact_value, raw.reshape(-1).tolist())],
-                    dtype=object).reshape(raw.shape)
-
-
-def _exact_value(x) -> Fraction:
-    """A number given as an object (int, float, Fraction, fmpq, numpy scalar) as an exact rational."""
-    if hasattr(x, "p") and hasattr(x, "q"):  # python-flint's fmpq / fmpz-like
-        return Fraction(int(x.p), int(x.q))
-    if isinstance(x, np.generic):
-        x = x.item()
-    try:
-        return Fraction(x)
-    except (TypeError, ValueError):
-        return Fraction(int(x))
+    return np.array([_given(x) for x in raw.reshape(-1).tolist()], dtype=object).reshape(raw.shape)
 
 
 def to_arb_mat(A) -> arb_mat:

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from verifier.arith.backend import get_backend
+from verifier.arith.exact import to_fmpq
 from verifier.arith.float_bounds import FloatRangeError, ball_matmul, check_ieee
 from verifier.arith.float_certificates import inverse_residual_bounds
 
@@ -196,24 +197,10 @@ class SingularPoint:
                          "(Oettli-Prager, column by column, exact rationals)"}
 
 
-def _exact(x):
-    """x as the exact rational it is: an fmpq as it is, an integer (any width) or a Fraction exactly, a
-    float as the rational it encodes (never its shortest decimal repr, another number)."""
-    from fractions import Fraction
-
-    from flint import fmpq
-
-    if isinstance(x, fmpq):
-        return x
-    if isinstance(x, (int, np.integer)):
-        return fmpq(int(x))
-    if isinstance(x, Fraction):
-        return fmpq(x.numerator, x.denominator)
-    return fmpq(*float(x).as_integer_ratio())
-
-
 def _fmpq_rows(exact) -> list:
-    return [[_exact(x) for x in row] for row in np.asarray(exact, dtype=object)]
+    """The rows as exact rationals (:func:`.exact.to_fmpq`: an fmpq as it is, an integer of any width or a
+    Fraction exactly, a float, long doubles included, as the rational it encodes)."""
+    return [[to_fmpq(x) for x in row] for row in np.asarray(exact, dtype=object)]
 
 
 def gap_sides(exact, away, toward, mask):
@@ -248,7 +235,7 @@ def _point_condition(c, exact_rows, up, down) -> tuple[bool, float]:
     from flint import fmpq
 
     k, m = len(exact_rows), len(exact_rows[0])
-    cq = [_exact(x) for x in c]
+    cq = [to_fmpq(x) for x in c]
     if all(x == 0 for x in cq):
         return False, float("inf")
     used = 0.0
@@ -336,5 +323,5 @@ def singular_point(exact, up, down, *, mid: np.ndarray | None = None) -> Singula
     for c in candidates:
         ok, used = _point_condition(c, rows, up, down)
         if ok:
-            return SingularPoint(tuple(_exact(x) for x in c), used, True)  # c exact, as the condition read it
+            return SingularPoint(tuple(to_fmpq(x) for x in c), used, True)  # c exact, as the condition read it
     return None

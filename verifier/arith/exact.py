@@ -18,7 +18,6 @@ True
 """
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from numbers import Integral, Rational
 from typing import Sequence
@@ -53,11 +52,10 @@ def to_fmpq(x) -> fmpq:
     if isinstance(x, (int, np.integer, fmpz)):
         return fmpq(int(x))
     if isinstance(x, (float, np.floating)):
-        xf = float(x)
-        if not math.isfinite(xf):
-            raise InvalidInstance(f"non-finite entry {xf!r} has no rational value")
-        p, q = xf.as_integer_ratio()
-        return fmpq(p, q)
+        if not np.isfinite(x):
+            raise InvalidInstance(f"non-finite entry {float(x)!r} has no rational value")
+        p, q = x.as_integer_ratio()  # its own: a long double is not rounded to float64 first
+        return fmpq(int(p), int(q))
     if isinstance(x, Fraction):
         return fmpq(x.numerator, x.denominator)
     if isinstance(x, str):

@@ -234,18 +234,17 @@ def given_values(a):
     python-flint ``fmpq`` (integers through Python ints, long doubles through
     their own ``as_integer_ratio``, ``Fraction`` and ``fmpq`` as they are: no
     float64 detour)."""
-    from fractions import Fraction
-
     from flint import fmpq
+
+    from verifier.arith.exact import to_fmpq
 
     a = np.asarray(a)
     out = np.empty(a.shape, dtype=object)
     flat = out.reshape(-1)
     if a.dtype.kind in "biu":
         flat[:] = [fmpq(int(x)) for x in a.reshape(-1).tolist()]
-    elif a.dtype.kind == "O":
-        flat[:] = [x if isinstance(x, fmpq) else fmpq(int(x)) if isinstance(x, int) else
-                   fmpq(Fraction(x).numerator, Fraction(x).denominator) for x in a.reshape(-1)]
+    elif a.dtype.kind == "O":  # fmpq, ints, Fractions, numpy scalars (float32, long double) as they are
+        flat[:] = [to_fmpq(x) for x in a.reshape(-1)]
     else:
         flat[:] = [fmpq(*x.as_integer_ratio()) for x in a.reshape(-1)]
     return out

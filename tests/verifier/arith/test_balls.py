@@ -111,3 +111,27 @@ def test_values_float64_would_round_are_refused_not_rounded():
         assert exact_rationals_if_rounded(exact) is None
     Q = exact_rationals_if_rounded(np.array(A, dtype=np.int64))
     assert Q.dtype == object and int(Q[0, 0].p) == 2**53 + 1 and Q.shape == (2, 2)
+
+
+def test_long_doubles_and_numpy_scalars_are_read_as_the_rationals_they_encode():
+    """One exact reader (exact.to_fmpq) for every path: a long double 1/3 is
+    its own 64-bit-mantissa rational (not 0, not its float64 rounding)."""
+    from fractions import Fraction
+
+    import numpy as np
+    import pytest
+
+    from verifier.arith.balls import as_float_matrix, exact_rationals_if_rounded
+    from verifier.arith.exact import to_fmpq
+    from verifier.errors import InvalidInstance
+
+    third = np.longdouble(1) / np.longdouble(3)
+    p, q = third.as_integer_ratio()
+    assert to_fmpq(third) == to_fmpq(Fraction(p, q))
+    assert to_fmpq(np.float32(0.1)) == to_fmpq(Fraction(13421773, 134217728))
+    if np.finfo(np.longdouble).eps < 2.0**-52:  # a wider long double: float64 rounds 1/3
+        Q = exact_rationals_if_rounded(np.array([[third, 1], [0, 1]], dtype=np.longdouble))
+        assert Q[0, 0] == to_fmpq(Fraction(p, q)) and Q[0, 0] != to_fmpq(float(third))
+    for bad in (np.array([["0.5", "1"], ["0", "1"]]), np.array([["0.5", 1.0], [0.0, 1.0]], dtype=object)):
+        with pytest.raises(InvalidInstance, match="not a"):
+            as_float_matrix(bad)
