@@ -142,18 +142,26 @@ def inverse_residual_bound_explained(A, R=None, *, backend=None) -> tuple[UpperB
         raise InvalidInstance(f"inverse_residual_bound needs a square matrix, got {tuple(mid.shape)}")
     if k == 0:
         return UpperBound(arb(0)), ""
+    bound, why = _float_bound(b, mid, rad, R)
+    return (_NO_BOUND if why else UpperBound(arb(bound))), why
+
+
+def _float_bound(b, mid, rad, R=None) -> tuple[float, str]:
+    """The bound of :func:`inverse_residual_bound` as a float, and why it is
+    ``inf`` ("" otherwise), in floats only (no arb: the stack's one-by-one
+    fallback may run on a second thread, :mod:`verifier.arith.second_thread`)."""
     try:
         check_range(b, mid, rad)
         R = b.inv(mid) if R is None else b.asarray(R)
         if R is None:
-            return _NO_BOUND, "no float64 inverse of the midpoint (LinAlgError or non-finite)"
+            return float("inf"), "no float64 inverse of the midpoint (LinAlgError or non-finite)"
         check_range(b, R)
     except FloatRangeError as exc:
-        return _NO_BOUND, f"float range: {exc}"
+        return float("inf"), f"float range: {exc}"
     total = _residual_row_bounds(b, mid, rad, R)
     if not b.all_finite(total):
-        return _NO_BOUND, "the float bound overflowed"
-    return UpperBound(arb(b.max(total))), ""
+        return float("inf"), "the float bound overflowed"
+    return float(b.max(total)), ""
 
 
 def _residual_row_bounds(b, mid, rad, R):
@@ -188,7 +196,7 @@ def inverse_residual_bounds(mids, rads=None, *, backend=None) -> np.ndarray:
     check_range(b, mids, rads)
     R = b.inv(mids)
     if R is None:  # a whole-stack failure: certify them one by one (floats only: it may run on a second thread)
-        return np.array([_one_bound(b, mids[i], None if rads is None else rads[i]) for i in range(Bn)])
+        return np.array([_float_bound(b, mids[i], None if rads is None else rads[i])[0] for i in range(Bn)])
     absR = b.abs(R)
     mag = absR.amax(dim=(-2, -1)) if b.is_torch else np.max(absR, axis=(-2, -1))
     bad = b.to_numpy(~(mag <= MAG))  # also NaN
@@ -198,22 +206,6 @@ def inverse_residual_bounds(mids, rads=None, *, backend=None) -> np.ndarray:
     out = b.to_numpy(rows.amax(dim=-1) if b.is_torch else np.max(rows, axis=-1)).astype(np.float64)
     out[bad | ~np.isfinite(out)] = np.inf
     return out
-
-
-def _one_bound(b, mid, rad) -> float:
-    """:func:`inverse_residual_bound` of one ball (operands in range) as a
-    float, ``inf`` where no float inverse exists or the bound leaves the
-    range: the same value, in floats only (no arb: the caller may run on a
-    second thread, :mod:`verifier.arith.second_thread`)."""
-    try:
-        R = b.inv(mid)
-        if R is None:
-            return float("inf")
-        check_range(b, R)
-    except FloatRangeError:
-        return float("inf")
-    total = _residual_row_bounds(b, mid, rad, R)
-    return float(b.max(total)) if b.all_finite(total) else float("inf")
 
 
 def _gram_perturbation_bound(b, mid, rad) -> Fraction:

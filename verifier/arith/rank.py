@@ -381,12 +381,9 @@ def certify_rank_lower_bound_lazy(mid: np.ndarray, k: int, minor_ball, *, prec: 
         mid = np.asarray(mid, dtype=np.float64)
         row_order = _pivot_order(mid.T) if k < m else None
         rows, cols = _select_minor(mid, k, row_order)
-    if minor_float is None:
-        get_float = lambda: float_ball_of(minor_ball(rows, cols))  # noqa: E731
-    elif isinstance(minor_float, (tuple, list)):  # enclosures from the cheapest to the tightest
-        get_float = tuple((lambda f=f: f(rows, cols)) for f in minor_float)
-    else:
-        get_float = lambda: minor_float(rows, cols)  # noqa: E731
+    builders = ((lambda r, c: float_ball_of(minor_ball(r, c))),) if minor_float is None else \
+        tuple(minor_float) if isinstance(minor_float, (tuple, list)) else (minor_float,)
+    get_float = tuple((lambda f=f: f(rows, cols)) for f in builders)  # the cheapest enclosure first
     decision, resid, bits, how = _decide_minor(k, get_float, lambda: minor_ball(rows, cols), False,
                                                method=method, prec=prec, max_prec=max_prec, backend=backend)
     return RankLowerBound(k, tuple(int(i) for i in rows), tuple(int(j) for j in cols), decision, bits,

@@ -173,7 +173,7 @@ def test_the_same_evidence_with_or_without_the_second_thread(monkeypatch):
 def test_the_screen_s_one_by_one_fallback_stays_in_floats(monkeypatch):
     """A subset singular in float (a zero vector: an exact zero pivot) makes
     the batched inverse of the screen's inverse route fail: its one-by-one
-    fallback (float_certificates._one_bound) runs on the second thread
+    fallback (float_certificates._float_bound) runs on the second thread
     without arb."""
     import verifier.arith.float_certificates as fc
     from verifier.arith.independence import SubsetIndependence
@@ -181,8 +181,8 @@ def test_the_screen_s_one_by_one_fallback_stays_in_floats(monkeypatch):
     V = np.random.default_rng(4).standard_normal((40, 30))
     V[0] = 0.0
     idx = np.array([np.arange(24), np.arange(1, 25), np.r_[0, np.arange(10, 33)]])
-    one, real = [], fc._one_bound
-    monkeypatch.setattr(fc, "_one_bound", lambda *a: one.append(1) or real(*a))
+    one, real = [], fc._float_bound
+    monkeypatch.setattr(fc, "_float_bound", lambda *a: one.append(1) or real(*a))
     with watching_other_threads() as seen:
         ok = FloatJob(SubsetIndependence(V).float_screen, idx, thread=True).result()
     assert one and seen["calls"] > 0 and seen["exact"] == []
