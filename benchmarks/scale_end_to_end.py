@@ -34,13 +34,14 @@ def end_to_end(inst, seed: int, svd_s: float, svd_cpu_s: float | None = None) ->
     thread); Assumption 1's status and why."""
     import threading
 
+    import proofs.mahdavi2024.step2_linear_readout as step2
     import proofs.mahdavi2024.theorem1_memorization as thm
     import verifier.arith.subset_sample as sample
     from verifier.statements.runner import run_check
 
     phases = {"hypotheses": (thm, "theorem_hypotheses"), "duplicates": (thm, "conflicting_duplicates"),
               "construction": (thm, "build_key_query_weights"), "rank certificate": (thm, "certify_construction_rank"),
-              "readout solve": (thm, "solve_readout_float"), "forward pass": (thm, "forward"),
+              "readout solve": (step2, "solve_readout_float"), "forward pass": (step2, "forward"),
               "rank cap": (thm, "structural_rank_cap"), "Assumption 1 sample": (sample, "_draw_and_screen")}
     spent, spent_cpu, second = dict.fromkeys(phases, 0.0), dict.fromkeys(phases, 0.0), dict.fromkeys(phases, 0.0)
     saved = {name: getattr(mod, fn) for name, (mod, fn) in phases.items()}

@@ -49,7 +49,7 @@ from verifier.arith.compare import Decision, certainly_less_equal, upper, with_p
 from verifier.arith.rank_caps import structural_rank_cap
 from verifier.data.instances import make_instance
 from verifier.errors import CertificateConflict, ConstructionFailed, InsufficientPrecision
-from verifier.model.mha import Weights, readout_matrix
+from verifier.model.mha import Weights, forward, readout_matrix
 from verifier.model.mha_balls import feature_matrix_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.refutations import Refutation
@@ -109,6 +109,23 @@ def solve_readout_float(Z: np.ndarray, Y: np.ndarray) -> np.ndarray:
             M = semi_normal(Y)
             return M + semi_normal(Y - Z @ M)
     return np.linalg.lstsq(Z, Y, rcond=None)[0]
+
+
+def readout_and_forward(instance, con, M, skip: bool):
+    """(weights, yhat): Step 2's weights from M and the forward pass (Eqs. 1-6), floats only; or the
+    ConstructionFailed of a size hypothesis (d_v < d_out or d_out > d)."""
+    try:
+        W_V, W_O, W_D = build_readout(M, instance.H, instance.d, instance.d_v, instance.d_out)
+    except ConstructionFailed as exc:
+        return exc
+    weights = Weights(con.W_Q, con.W_K, W_V, W_O, W_D)
+    return weights, forward(instance.contexts, instance.queries, weights, skip=skip)
+
+
+def float_readout(instance, con, Y_target, skip: bool):
+    """(M, :func:`readout_and_forward`), M the float readout of Z: floats only (a second core may run it)."""
+    M = solve_readout_float(con.Z, Y_target)
+    return M, readout_and_forward(instance, con, M, skip)
 
 
 GRAM_REFINEMENTS = 3

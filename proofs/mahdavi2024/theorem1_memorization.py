@@ -49,6 +49,8 @@ arXiv:2306.02010v3, Thm. 1, Sec. 4.1, App. B.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from flint import arb
 
@@ -60,7 +62,7 @@ from verifier.arith.second_thread import ONE_BLAS_THREAD_UP_TO, FloatJob, second
 from verifier.data.duplicates import first_equal_all
 from verifier.data.instances import from_arrays, make_instance
 from verifier.errors import ConstructionFailed, InsufficientPrecision
-from verifier.model.mha import Weights, forward
+from verifier.model.mha import Weights
 from verifier.model.mha_balls import forward_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.refutations import Refutation
@@ -77,9 +79,10 @@ from .proposition1_rank_induction import (
 )
 from .step2_linear_readout import (
     TOLERANCE,
-    build_readout,
     exact_readout_residual,
+    float_readout,
     label_scale,
+    readout_and_forward,
     residual_note,
     solve_readout_float,
 )
@@ -192,24 +195,6 @@ def duplicates_reading(instance) -> str:
             "stored values, a point of the data's intervals; other values they stand for may differ")
 
 
-def _readout_and_forward(instance, con, M, skip: bool):
-    """Step 2's weights from the readout M and the forward pass (Eqs. 1-6)
-    with them: (weights, yhat), or the ConstructionFailed of a size
-    hypothesis (d_v < d_out or d_out > d).  Floats only."""
-    try:
-        W_V, W_O, W_D = build_readout(M, instance.H, instance.d, instance.d_v, instance.d_out)
-    except ConstructionFailed as exc:
-        return exc
-    weights = Weights(con.W_Q, con.W_K, W_V, W_O, W_D)
-    return weights, forward(instance.contexts, instance.queries, weights, skip=skip)
-
-
-def _float_readout(instance, con, Y_target, skip: bool):
-    """(M, :func:`_readout_and_forward`), M the float readout of Z: floats only (a second core may run it)."""
-    M = solve_readout_float(con.Z, Y_target)
-    return M, _readout_and_forward(instance, con, M, skip)
-
-
 def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels: bool = True,
              force_r: int | None = None, save: str | None = None, statement_id: str = "theorem1",
              assumption_samples: int | None = None, exhaustive_limit: int | None = None) -> Evidence:
@@ -218,10 +203,12 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
     a1 = dict(seed=seed, samples=assumption_samples, exhaustive_limit=exhaustive_limit)
     prefetched = prefetch_theorem_hypotheses(instance, **a1)  # Assumption 1's sample screened on a second core
 
-    def hypotheses():  # after the construction and the certificate when the sample is prefetched: they overlap it
+    @functools.cache  # once: first, or after the certificate when the sample is prefetched (they overlap it)
+    def hypotheses():
         return size_hypotheses(instance) + theorem_hypotheses(instance, prec=prec, **a1)
 
-    hyps = None if prefetched else hypotheses()
+    if not prefetched:
+        hypotheses()
     Y = np.asarray(instance.labels)
     shift = skip and shift_labels
     Y_target = Y - (np.asarray(instance.queries)[:, :instance.d_out] if shift else 0.0)  # App. C's shift
@@ -233,7 +220,7 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
     capped = rank_cap_hypothesis(instance, cap, "T <= the structural cap of rank(Z) (implied by Assumptions 1-2 "
                                                 "and T <= H(r-1)+1)")
     if capped is not None:  # the caps first: no weights reach rank(Z) = T, the construction is not attempted
-        hyps = (hyps if hyps is not None else hypotheses()) + [capped]
+        hyps = hypotheses() + [capped]
         decision = Decision.FALSE if clash is not None else Decision.UNDECIDED
         return conclude(statement_id, decision, claimed=claimed, hypotheses=hyps, certified=clash is not None,
                         measured={"T": instance.T, "structural cap rank(Z) <=": cap.cap},
@@ -246,7 +233,7 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
     try:
         con = build_key_query_weights(instance, seed=seed, r=force_r)
     except ConstructionFailed as exc:
-        hyps = hyps if hyps is not None else hypotheses()
+        hyps = hypotheses()
         trail = [Step(f"Construction failed at {exc.step}", exc.step, {"message": str(exc)})]
         decision, certs, refutation = Decision.UNDECIDED, [], None
         if clash is not None:
@@ -263,13 +250,13 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
                         hypotheses=hyps, certified=decision is Decision.FALSE, method="arb balls",
                         prec_bits=prec, certificates=certs, reason=f"{exc}", trail=trail, refutation=refutation)
     except Exception:  # the hypotheses' own errors (bad data) first, as when they ran before the construction
-        hyps = hyps if hyps is not None else hypotheses()
+        hypotheses()
         raise
     T = instance.T
     trail = construction_trail(instance, con)
     # above CERTIFIED_T the readout is the float one whatever the certificate says: on a second core meanwhile,
     # unless Z is large (its temporaries, |Z| among them, would add to the certificate's peak memory)
-    readout = FloatJob(_float_readout, instance, con, Y_target, skip,
+    readout = FloatJob(float_readout, instance, con, Y_target, skip,
                        thread=second_core() and con.Z.size <= ONE_BLAS_THREAD_UP_TO) if T > CERTIFIED_T else None
     try:
         cert = certify_construction_rank(instance, con, T, prec=prec, cap=cap)  # all T rows, even above capacity
@@ -277,14 +264,14 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
         readout.wait() if readout is not None else None
         trail.append(Step(f"rank(Z) = T not decided: {exc}", "Prop. 1 + Step 2"))
         return conclude(statement_id, Decision.UNDECIDED, claimed=claimed,
-                        hypotheses=hyps if hyps is not None else hypotheses(), prec_bits=prec,
+                        hypotheses=hypotheses(), prec_bits=prec,
                         measured={"T": T, "structural cap rank(Z) <=": cap.cap}, method="arb balls",
                         reason=f"rank(Z) = T not decided at --prec {prec} ({exc}): raise --prec", trail=trail)
     except Exception:  # the hypotheses' own errors first, as when they ran before
         readout.wait() if readout is not None else None
-        hyps = hyps if hyps is not None else hypotheses()
+        hypotheses()
         raise
-    hyps = hyps if hyps is not None else hypotheses()  # after the certificate: the prefetched sample is done by now
+    hyps = hypotheses()  # after the certificate: the prefetched sample is done by now
     rank_ok = cert.decision is Decision.TRUE
     trail.append(Step("rank(Z) = T certified: an exact readout exists" if rank_ok else
                       f"rank(Z) = T not certified (structural cap {cap.cap}: {cap.why})", "Prop. 1 + Step 2",
@@ -315,10 +302,10 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
         else:
             notes.append(residual_note(mem, worst, tol, bits))
     else:
-        readout = readout or FloatJob(_float_readout, instance, con, Y_target, skip, thread=False)
+        readout = readout or FloatJob(float_readout, instance, con, Y_target, skip, thread=False)
         if rank_ok:
             method += "; readout residual: float64 (reported)"
-    M, built = readout.result() if readout is not None else (M, _readout_and_forward(instance, con, M, skip))
+    M, built = readout.result() if readout is not None else (M, readout_and_forward(instance, con, M, skip))
     if isinstance(built, ConstructionFailed):  # d_v < d_out or d_out > d: a size hypothesis fails
         trail.append(Step(f"Readout not assembled: {built}", "Step 2", {}))
         return conclude(statement_id, Decision.UNDECIDED, claimed=claimed, measured=measured, hypotheses=hyps,

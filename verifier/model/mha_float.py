@@ -288,9 +288,9 @@ def _shared_context_heads(b, E0, queries, W_K, W_Q, group, rows, cols, *, E0_rad
                           Q_rad=None, accurate: bool = True) -> dict:
     """{head: (mid, rad) of Z[rows, that head's requested columns]} for a shared
     context E0 (n, d): ``e W_Q`` and ``E0 W_K`` of every head of ``group`` in
-    one accurate product each (the slices of e and E0 extracted once; exact
-    slice products: the same values as head by head, as in
-    :func:`logits_float_ball`), then per head the logits, softmax and ``S E0``."""
+    one product each (:func:`_product`; accurate: exact slice products, the
+    same values as head by head, as in :func:`logits_float_ball`), then per
+    head the logits, softmax and ``S E0``."""
     d = E0.shape[-1]
     d_h = W_Q.shape[2]
     e = _as(b, np.asarray(queries)[rows])
@@ -348,8 +348,8 @@ def _per_example_heads(b, E, E_max, queries, W_K, W_Q, group, rows, cols, *, E_r
                        Q_rad=None, accurate: bool = True) -> dict:
     """{head: (mid, rad) of Z[rows, that head's requested columns]} for
     per-example contexts E (T', n, d), every head of ``group`` at once:
-    ``e W_Q`` for all of them in one accurate product (exact slice products:
-    the same values as head by head), then ``E^(t) u_h^(t)`` and ``s_h^(t)^T
+    ``e W_Q`` for all of them in one product (:func:`_product`; accurate: the
+    same values as head by head), then ``E^(t) u_h^(t)`` and ``s_h^(t)^T
     E^(t)`` as products of E with (d, |group|) and (|group|, n) blocks per
     example (a priori bounds per entry, as in :func:`_per_example_products`)."""
     d = E.shape[-1]
