@@ -5,6 +5,8 @@ import sys
 # Two pytest workers on two cores: one BLAS thread each (before numpy loads).
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+# ... and no helper process each (verifier/arith/second_process.py; its tests start their own)
+os.environ.setdefault("MHA_VERIFY_PROCESS", "0")
 
 import pytest  # noqa: E402
 from flint import ctx  # noqa: E402

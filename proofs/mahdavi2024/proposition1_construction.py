@@ -204,16 +204,16 @@ def _lstsq_coeffs(Y: np.ndarray, basis: np.ndarray, mm=np.matmul) -> np.ndarray:
     return scipy.linalg.solve_triangular(R, mm(Q.T, Y.T)).T
 
 
-def _row_operation_coeffs(Zh, A, left, basis, Y_c, mm=np.matmul) -> np.ndarray:
-    """:func:`_lstsq_coeffs` of the row-reduced rows ``y = Zh[left] - A[left] Zh[basis]``
-    on ``Y_c``, without forming y: with ``Y_c^T = Q R``, the coefficients are
-    ``(Zh[left] Q - A[left] (Zh[basis] Q)) R^-T`` (the same least squares,
-    |left| x |basis| x |lower| work instead of |left| x |basis| x d)."""
+def _row_operation_coeffs(Zh, A_left, left, basis, Y_c, mm=np.matmul) -> np.ndarray:
+    """:func:`_lstsq_coeffs` of the row-reduced rows ``y = Zh[left] - A_left Zh[basis]``
+    on ``Y_c`` (``A_left``: the rows ``left`` of the coefficients), without forming y: with
+    ``Y_c^T = Q R``, the coefficients are ``(Zh[left] Q - A_left (Zh[basis] Q)) R^-T`` (the same
+    least squares, |left| x |basis| x |lower| work instead of |left| x |basis| x d)."""
     if Y_c.shape[0] == 0:
         return np.zeros((len(left), 0))
     Q, R = np.linalg.qr(Y_c.T)  # Y_c's rows are independent by construction
     ZQ = mm(np.ascontiguousarray(Zh), Q)  # (T, |lower|)
-    yQ = ZQ[left] - (mm(A[left], ZQ[basis]) if basis else 0.0)
+    yQ = ZQ[left] - (mm(A_left, ZQ[basis]) if basis else 0.0)
     return scipy.linalg.solve_triangular(R, yQ.T).T
 
 
@@ -281,8 +281,8 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
     factors = []
     blocks = np.zeros((T, H, d))
     basis: list[int] = []
-    A = np.zeros((T, 0))  # coefficients of every row over the basis (rows in basis: unused)
     pending = list(rows)  # rows not in the basis, in order
+    A = np.zeros((T, 0))  # A[i]: the coefficients of row pending[i] over the basis
     heads: list[HeadStep] = []
     uniform = None  # the block of a head with W^h = 0 (uniform attention): the same for every such head
     for h in range(H):
@@ -296,7 +296,7 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
         k = min(r if first else r - 1, target - len(basis), len(pending))
         J = pending[:k]
         rest = pending[k:]
-        A_J = A[J]
+        A_J, A_rest = A[:k], A[k:]
         if first:
             claim2, vw, istar_I, istar_rest = None, None, None, None
             offset = np.zeros((k, d))
@@ -315,7 +315,7 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
             z_rest_limit = _head_block(E, e, L, R, rest, mm)
             y_rest = z_rest_limit
         else:
-            y_rest = _limit_rows(E, rest, istar_rest) - mm(A[rest], Zinf_I)
+            y_rest = _limit_rows(E, rest, istar_rest) - mm(A_rest, Zinf_I)
         res = y_rest - _lstsq_coeffs(y_rest, X_inf, mm) @ X_inf if len(rest) else y_rest
         free_idx = _split_free(res, x_max, room)  # relative to the tokens' scale
         F = [rest[i] for i in free_idx]
@@ -324,7 +324,7 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
         if not sigma > 0:  # SVD, not the Gram matrix: sigma_min is resolved down to eps * sigma_max
             raise ConstructionFailed("App. B.2", f"head {h + 1}: the limit block Y_inf is numerically singular "
                                      "in float64 (no finite c can be chosen from it)")
-        A_lower = np.vstack([A_J, A[F]]) if F else A_J
+        A_lower = np.vstack([A_J, A_rest[free_idx]]) if F else A_J
         if not first:
             delta = np.concatenate([np.zeros(k), np.ones(len(F))])
             kappa = float(np.sqrt(np.sum((delta + np.abs(A_lower).sum(axis=1)) ** 2)))
@@ -345,13 +345,14 @@ def build_key_query_weights(instance, *, seed: int = 0, r: int | None = None, ma
         columns = tuple(int(h * d + j) for j in _pivot_columns(Y_c)[:len(lower)])
         actual = float(np.sqrt(max(np.linalg.eigvalsh((Y_c - Y_inf) @ (Y_c - Y_inf).T)[-1], 0.0))) if len(lower) else 0.0
         # Update the row-echelon representation (App. B's row operations).
-        free = set(F)
-        left = [t for t in rest if t not in free]
-        A_full = np.zeros((T, len(basis) + len(lower)))
+        free = set(free_idx)
+        at = [i for i in range(len(rest)) if i not in free]  # the rows left, as places in rest
+        left = [rest[i] for i in at]
+        A = np.zeros((0, len(basis) + len(lower)))
         if left:
-            coef = _row_operation_coeffs(Zh, A, left, basis, Y_c, mm)
-            A_full[left] = np.hstack([A[left] - coef @ A_lower, coef])
-        A = A_full
+            A_left = A_rest[at]
+            coef = _row_operation_coeffs(Zh, A_left, left, basis, Y_c, mm)
+            A = np.hstack([A_left - coef @ A_lower, coef])
         heads.append(HeadStep(h + 1, tuple(basis), tuple(J), tuple(F), A_lower.copy(), targets,
                               claim2, Y_inf, sigma, kappa, x_max, eps, bound, actual,
                               len(basis) + len(lower), columns))

@@ -51,6 +51,7 @@ from dataclasses import replace
 import numpy as np
 
 from verifier.arith.compare import Decision, workprec
+from verifier.arith.float_certificates import inverse_beside
 from verifier.arith.rank import certify_rank_lower_bound, certify_rank_lower_bound_lazy, numerical_rank
 from verifier.arith.rank_caps import DIMENSIONS, RankCap, check_against_cap, structural_rank_cap
 from verifier.data.instances import make_instance
@@ -113,13 +114,11 @@ def certify_construction_rank(instance, con: Construction, k: int, *, prec: int 
                               backend=None, cap: RankCap | None = None):
     """Certify rank(Z) >= k on the induction's independent rows (then the other
     rows, when k exceeds them), with Z enclosed from the factored weights
-    (only the chosen minor: arb balls, or rigorous float balls for the float
-    path).  Columns come from the induction's block structure
-    (:meth:`Construction.minor_columns`); if that minor cannot be certified,
-    from a pivoted QR of the rows.  The result is cross-checked against the
-    structural cap of the data (:func:`verifier.arith.rank_caps.structural_rank_cap`):
-    a certified k above it raises CertificateConflict.  The certificate's
-    ``rows`` are rows of Z (the certifier works on Z[rows], reordered)."""
+    (only the chosen minor: arb balls, or rigorous float balls for the float path; R first from the
+    construction's float minor, inverted on a second core).  Columns come from the induction's block
+    structure (:meth:`Construction.minor_columns`); if that minor cannot be certified, from a pivoted QR of
+    the rows.  Cross-checked against the structural cap of the data (:func:`structural_rank_cap`): a certified
+    k above it raises CertificateConflict.  ``rows`` are rows of Z (the certifier works on Z[rows])."""
     basis = list(con.basis)
     in_basis = set(basis)
     rows = (basis + [t for t in range(instance.T) if t not in in_basis])[:k]  # k > T: all rows
@@ -128,9 +127,12 @@ def certify_construction_rank(instance, con: Construction, k: int, *, prec: int 
     def minor_ball(sub_rows, cols):
         return feature_matrix_ball(E, e, con.W_K, con.W_Q, rows=[rows[i] for i in sub_rows], cols=cols)
 
+    beside = []  # a float inverse of the construction's own minor, on a second core while the ball is built
+
     def minor_float(sub_rows, cols, accurate=True):
-        return feature_columns_float_ball(E, e, con.W_K, con.W_Q, rows=[rows[i] for i in sub_rows], cols=cols,
+        ball = feature_columns_float_ball(E, e, con.W_K, con.W_Q, rows=[rows[i] for i in sub_rows], cols=cols,
                                           backend=backend, accurate=accurate)
+        return replace(ball, R_first=beside.pop().result) if beside else ball  # tried first: any R is valid
 
     # small minors: the logits' products plain first (enough unless they cancel deeply), then accurate (both
     # rigorous balls); large ones accurate at once, where a failed first try costs a second inverse
@@ -141,7 +143,11 @@ def certify_construction_rank(instance, con: Construction, k: int, *, prec: int 
         cert = None
         if cols:  # only the shape of the midpoint is read: no copy of Z (4.3 GB at the 7B-class layer)
             shape_only = np.broadcast_to(np.float64(0.0), (len(rows), con.Z.shape[1]))
+            job = inverse_beside(con.Z, rows, cols, backend) if k <= PLAIN_FIRST_UP_TO else None
+            beside[:] = [job] if job is not None else []
             cert = certify_rank_lower_bound_lazy(shape_only, k, minor_ball, cols=cols, **opts)
+            if job is not None:  # taken, or not needed: it ends within the check
+                job.wait()
             if cert.decision is Decision.TRUE:
                 cert = replace(cert, method=cert.method + "; columns from the induction's blocks")
         if cert is not None and cert.decision is not Decision.TRUE and con.Z.size > PIVOTED_QR_LIMIT:

@@ -44,12 +44,14 @@ import numpy as np
 import scipy.linalg
 from flint import arb, arb_mat
 
+from verifier.arith import second_process
 from verifier.arith.balls import to_arb_mat
 from verifier.arith.compare import Decision, certainly_less_equal, upper, with_precision_ladder
 from verifier.arith.rank_caps import structural_rank_cap
+from verifier.arith.second_thread import FloatJob
 from verifier.data.instances import make_instance
 from verifier.errors import CertificateConflict, ConstructionFailed, InsufficientPrecision
-from verifier.model.mha import Weights, forward, readout_matrix
+from verifier.model.mha import Weights, forward, is_shared, readout_matrix
 from verifier.model.mha_balls import feature_matrix_ball
 from verifier.statements.evidence import Evidence, Hypothesis, Step, conclude
 from verifier.statements.refutations import Refutation
@@ -126,6 +128,54 @@ def float_readout(instance, con, Y_target, skip: bool):
     """(M, :func:`readout_and_forward`), M the float readout of Z: floats only (a second core may run it)."""
     M = solve_readout_float(con.Z, Y_target)
     return M, readout_and_forward(instance, con, M, skip)
+
+
+def float_readout_of_arrays(Z, W_K, W_Q, E, shared_T: int, queries, dims, Y_target, skip: bool):
+    """:func:`float_readout` from arrays alone (the helper process's job: the same values): a shared context
+    sent once (``E`` (n, d), ``shared_T`` examples) or every context (``shared_T`` 0)."""
+    contexts = np.broadcast_to(E, (shared_T,) + E.shape) if shared_T else E
+    M = solve_readout_float(Z, Y_target)
+    try:
+        W_V, W_O, W_D = build_readout(M, *dims)
+    except ConstructionFailed as exc:
+        return M, exc
+    weights = Weights(W_Q, W_K, W_V, W_O, W_D)
+    return M, (weights, forward(contexts, queries, weights, skip=skip))
+
+
+second_process.PRELOAD.append(__name__)  # the helper imports this module before it says it is ready
+#: the helper process takes the readout when Z and the contexts sent are at most this many bytes
+HELPER_BYTES = 2**28
+
+
+class _HelperReadout:
+    """The helper's readout, or (None from it: it failed or the helper did) this process's own."""
+
+    def __init__(self, job, own):
+        self.job, self.own = job, own
+
+    def result(self):
+        got = self.job.result()
+        return got if got is not None else self.own()
+
+    def wait(self) -> None:
+        self.job.wait()
+
+
+def float_readout_beside(instance, con, Y_target, skip: bool, *, thread: bool):
+    """A job whose ``result()`` is :func:`float_readout`: in the running helper process (thread allowed, a
+    shared context or contexts and Z within :data:`HELPER_BYTES`), else on a second thread (``thread``),
+    else computed at once."""
+    E = np.asarray(instance.contexts)
+    shared = is_shared(E)
+    proc = second_process.running() if thread else None
+    if proc is not None and con.Z.nbytes + (0 if shared else E.nbytes) <= HELPER_BYTES:
+        dims = (instance.H, instance.d, instance.d_v, instance.d_out)
+        job = proc.submit(float_readout_of_arrays, con.Z, con.W_K, con.W_Q, np.ascontiguousarray(E[0]) if shared
+                          else E, instance.T if shared else 0, np.asarray(instance.queries), dims, Y_target, skip)
+        if job is not None:
+            return _HelperReadout(job, lambda: float_readout(instance, con, Y_target, skip))
+    return FloatJob(float_readout, instance, con, Y_target, skip, thread=thread)
 
 
 GRAM_REFINEMENTS = 3

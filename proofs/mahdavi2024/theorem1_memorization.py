@@ -81,6 +81,7 @@ from .step2_linear_readout import (
     TOLERANCE,
     exact_readout_residual,
     float_readout,
+    float_readout_beside,
     label_scale,
     readout_and_forward,
     residual_note,
@@ -256,8 +257,8 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
     trail = construction_trail(instance, con)
     # above CERTIFIED_T the readout is the float one whatever the certificate says: on a second core meanwhile,
     # unless Z is large (its temporaries, |Z| among them, would add to the certificate's peak memory)
-    readout = FloatJob(float_readout, instance, con, Y_target, skip,
-                       thread=second_core() and con.Z.size <= ONE_BLAS_THREAD_UP_TO) if T > CERTIFIED_T else None
+    readout = float_readout_beside(instance, con, Y_target, skip, thread=second_core() and
+                                   con.Z.size <= ONE_BLAS_THREAD_UP_TO) if T > CERTIFIED_T else None
     try:
         cert = certify_construction_rank(instance, con, T, prec=prec, cap=cap)  # all T rows, even above capacity
     except InsufficientPrecision as exc:  # the hypotheses stay in the evidence

@@ -35,14 +35,14 @@ means "not decided", never "singular".
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
 from flint import arb
 
 from verifier.arith.backend import get_backend
-from verifier.arith.compare import LowerBound, UpperBound
+from verifier.arith.compare import Decision, LowerBound, UpperBound, certainly_less
 from verifier.arith.float_bounds import (
     INV_1MU,
     MAG,
@@ -73,10 +73,15 @@ METHOD = "float64 verification (Rump): a priori error bounds, any summation orde
 @dataclass(frozen=True)
 class FloatBall:
     """Every real matrix X with ``|X - mid| <= rad`` entrywise (``rad`` None:
-    the exact float matrix ``mid``).  Arrays of one backend."""
+    the exact float matrix ``mid``).  Arrays of one backend.  ``R_first``: a
+    float matrix, or a function giving one (or None), that
+    :func:`inverse_residual_bound_explained` tries as R before inverting
+    ``mid`` itself, e.g. an inverse computed on a second core while the ball
+    was built (any R is valid: the bound decides; it only saves an inverse)."""
 
     mid: object
     rad: object = None
+    R_first: object = field(default=None, compare=False, repr=False)
 
     @property
     def shape(self) -> tuple:
@@ -136,14 +141,46 @@ def inverse_residual_bound_explained(A, R=None, *, backend=None) -> tuple[UpperB
     otherwise): no float inverse (LinAlgError or non-finite), an operand out
     of range, or an overflow in the bound; the caller records it and climbs
     to another route."""
+    hint = getattr(A, "R_first", None) if R is None else None
     b, mid, rad = _split(A, backend)
     k = mid.shape[0]
     if mid.shape != (k, k):
         raise InvalidInstance(f"inverse_residual_bound needs a square matrix, got {tuple(mid.shape)}")
     if k == 0:
         return UpperBound(arb(0)), ""
+    R_hint = _given_inverse(hint, k)
+    if R_hint is not None:  # taken where it proves the ball nonsingular
+        bound, why = _float_bound(b, mid, rad, R_hint)
+        if not why and certainly_less(UpperBound(arb(bound)), 1) is Decision.TRUE:
+            return UpperBound(arb(bound)), ""
     bound, why = _float_bound(b, mid, rad, R)
     return (_NO_BOUND if why else UpperBound(arb(bound))), why
+
+
+def inverse_beside(M, rows, cols, backend=None):
+    """A :class:`~verifier.arith.second_thread.FloatJob` computing a float
+    inverse of ``M[rows][:, cols]`` (for a ball's ``R_first``), on a second
+    core where there is one, else at once: the same R either way, so the
+    same bounds with or without the second core.  None for a backend other
+    than numpy or more than :data:`~verifier.arith.second_thread.ONE_BLAS_THREAD_UP_TO`
+    entries in M (there BLAS has every core)."""
+    from verifier.arith.second_thread import ONE_BLAS_THREAD_UP_TO, FloatJob
+
+    b = get_backend(backend)
+    if b.name != "numpy" or np.size(M) > ONE_BLAS_THREAD_UP_TO:
+        return None
+    return FloatJob(lambda: b.inv(np.ascontiguousarray(np.asarray(M)[np.ix_(rows, cols)])))
+
+
+def _given_inverse(hint, k: int):
+    """The k x k float64 array a ball's ``R_first`` gives, or None (none, another kind of value, or it
+    failed: the ball's own inverse is taken)."""
+    try:
+        R = hint() if callable(hint) else hint
+    except Exception:  # noqa: BLE001 - only a speed-up
+        return None
+    ok = isinstance(R, np.ndarray) and R.dtype == np.float64 and R.shape == (k, k)
+    return R if ok else None
 
 
 def _float_bound(b, mid, rad, R=None) -> tuple[float, str]:

@@ -1,7 +1,10 @@
 """Float work on a second core while the caller goes on: Assumption 1's
 random subsets screened during the construction
 (:mod:`verifier.arith.subset_sample`), the float readout and forward pass
-during the rank certificate (Theorem 1).
+and the float inverse of the construction's minor during the rank
+certificate (Theorem 1).  Where a helper process runs
+(:mod:`verifier.arith.second_process`), the screen and the readout go there
+instead (no turns at the interpreter lock).
 
 Only float work goes there: numpy and scipy, never flint's or mpmath's
 working precision, which are process-wide (``ctx.prec``, ``mp.prec``: a

@@ -7,8 +7,9 @@ random ``target``-subsets of ``range(m)`` in blocks of about 2e6 random
 numbers, the generator's state kept after each block (a dependent subset
 rewinds to the end of its block).
 
-:func:`prefetch_sample` starts, on a daemon thread, what the first round of
-that sample will need: the same draw from a fresh ``default_rng(seed)`` and
+:func:`prefetch_sample` starts, in the helper process
+(:mod:`verifier.arith.second_process`, once one runs) or else on a daemon
+thread, what the first round of that sample will need: the same draw from a fresh ``default_rng(seed)`` and
 :meth:`.independence.SubsetIndependence.float_screen` of those subsets (the
 rigorous float certificates: a True is a proof that the subset is
 independent, a False is "not proved here").  :func:`take_sample` hands it to
@@ -19,7 +20,8 @@ without the prefetch, so the counts, the witness and every verdict are the
 same with or without it (tests/verifier/arith/test_subset_sample.py).
 
 Only float work runs on the second thread
-(:mod:`verifier.arith.second_thread`).  It starts only with a second CPU for
+(:mod:`verifier.arith.second_thread`); the helper process runs the same
+function on a copy of the vectors and sends back its value.  It starts only with a second CPU for
 this process (``MHA_VERIFY_THREADS=1`` turns it off), and a prefetch that
 fails, or that nobody takes, costs only that core's time.
 """
@@ -29,6 +31,7 @@ import threading
 
 import numpy as np
 
+from verifier.arith import second_process
 from verifier.arith.independence import CHUNK_ELEMS, SubsetIndependence, smallest_per_row
 from verifier.arith.second_thread import FloatJob, second_core
 
@@ -64,7 +67,9 @@ class _Prefetch:
 
     def __init__(self, V: np.ndarray, k: int, samples: int, seed: int):
         self.V, self.key = V, (int(k), int(samples), int(seed))
-        self.job = FloatJob(_draw_and_screen, V, *self.key, thread=True)
+        proc = second_process.helper()  # another process: no turns at the interpreter lock with the caller
+        job = proc.submit(_draw_and_screen, V, *self.key) if proc is not None else None
+        self.job = job or FloatJob(_draw_and_screen, V, *self.key, thread=True)
 
     def result(self):
         try:
@@ -95,7 +100,10 @@ def prefetch_sample(V, k: int, *, samples: int, seed: int) -> bool:
     job = _Prefetch(np.array(V, copy=True), k, samples, seed)  # its own copy: the caller may write to V
     with _LOCK:
         _PREFETCHED.append(job)
+        dropped = _PREFETCHED[:-KEEP]
         del _PREFETCHED[:-KEEP]
+    for old in dropped:  # never read, but waited for: no job of a check outlives it
+        old.job.wait()
     return True
 
 

@@ -60,7 +60,7 @@ def test_row_operation_coefficients_equal_the_least_squares_of_the_formed_rows(s
     Y_c = rng.standard_normal((nlow, d))
     y_left = Zh[left] - (A[left] @ Zh[basis] if basis else 0.0)
     want = p1c._lstsq_coeffs(y_left, Y_c)
-    got = p1c._row_operation_coeffs(Zh, A, left, basis, Y_c)
+    got = p1c._row_operation_coeffs(Zh, A[left], left, basis, Y_c)
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9 * max(1.0, np.abs(want).max()))
 
