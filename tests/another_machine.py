@@ -329,6 +329,7 @@ def install() -> None:
         lambda a, b: reordered(orig, np.asarray(a), np.asarray(b), "batched_matmul")))
     for meth in ("inv", "cholesky_lower", "eigvalsh"):
         _patch(backend.Backend, meth, lambda orig, meth=meth: _tagged(_torch_moved(orig, meth)))
+    _patch(backend, "_getrf_getri", functools.partial(_lapack, "backend._getrf_getri"))  # LAPACK's LU inverse
     _rebind_imported()
 
 

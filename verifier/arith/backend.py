@@ -312,6 +312,11 @@ def _lu_inverse(a):
     a = np.asarray(a)
     if a.ndim != 2 or a.dtype != np.float64 or a.shape[0] != a.shape[1] or a.shape[0] < LU_INVERSE_FROM:
         return np.linalg.inv(a)
+    return _getrf_getri(a)
+
+
+def _getrf_getri(a):
+    """LAPACK's inverse of one float64 matrix (its LU, then the inverse from it), or None at an exact zero pivot."""
     from scipy.linalg import lapack
 
     lu, piv, info = lapack.dgetrf(a)
