@@ -90,7 +90,8 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
                                                                     T + "verifier/arith/test_rank_float.py",
                                                                     T + "verifier/arith/test_float_certificates_pinned.py",
                                                                     T + "verifier/arith/test_float_certificates_adversarial.py",
-                                                                    T + "verifier/arith/test_float_failures_climb.py"]
+                                                                    T + "verifier/arith/test_float_failures_climb.py",
+                                                                    T + "verifier/arith/test_inverse_first.py"]
                            + FLOAT_ORDERS + SOUND[:1]),
     "mha_balls": ("verifier/model/mha_balls.py", [T + "verifier/model/test_mha_balls.py", T + "verifier/model/test_mha_balls_pinned.py",
                                                   T + "proofs/mahdavi2024/test_claim2_fit_and_saturate.py",
@@ -106,6 +107,7 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
     "backend": ("verifier/arith/backend.py", FLOAT_ORDERS + [T + "verifier/arith/test_float_certificates.py",
                                                              T + "verifier/arith/test_float_exp_adversarial.py",
                                                              T + "verifier/arith/test_backend_adversarial.py",
+                                                             T + "verifier/arith/test_inverse_first.py",
                                                              T + "verifier/model/test_mha_float.py"]),
     "robustness_screen": ("verifier/arith/robustness_screen.py", FLOAT_ORDERS + [T + "verifier/arith/test_robustness_screen.py",
                                                                                  T + "verifier/arith/test_robustness_screen_adversarial.py",
@@ -168,6 +170,8 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
                                                           T + "verifier/arith/test_kruskal.py"]),
     "second_thread": ("verifier/arith/second_thread.py", [T + "verifier/arith/test_second_thread.py",
                                                           T + "verifier/arith/test_subset_sample.py"]),
+    # the helper process (issue 38): its protocol, failures, start rule; a prefetch and a check through it
+    "second_process": ("verifier/arith/second_process.py", [T + "verifier/arith/test_second_process.py"]),
     # the standalone re-checker of certificate files (issue 33): the forged corpus and its float path in every order
     "recheck": ("verifier/recheck.py", [T + "verifier/test_recheck.py", T + "verifier/test_recheck_float.py",
                                         T + "verifier/test_recheck_limits.py", T + "verifier/test_recheck_kinds.py",

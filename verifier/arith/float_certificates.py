@@ -180,7 +180,7 @@ def _given_inverse(hint, k: int):
     except Exception:  # noqa: BLE001 - only a speed-up
         return None
     ok = isinstance(R, np.ndarray) and R.dtype == np.float64 and R.shape == (k, k)
-    return R if ok else None
+    return np.array(R, copy=True) if ok else None  # our own: whoever handed it over may still write to theirs
 
 
 def _float_bound(b, mid, rad, R=None) -> tuple[float, str]:

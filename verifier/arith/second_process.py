@@ -21,7 +21,7 @@ it is ready; a job goes there only after that (:meth:`SecondProcess.submit`;
 else None and the caller uses a thread), so a helper still starting never
 delays a check.  Jobs are written by one thread and answers read by another,
 in order (neither side ever waits on a full pipe), arrays as raw buffers
-(pickle protocol 5, no copy).  It runs BLAS on one thread, prints nothing on
+(pickle protocol 5, no copy).  It runs BLAS as a check does here, prints nothing on
 this process's streams, ignores SIGINT (this process decides what a Ctrl-C
 ends) and ends at the end of file of its stdin: when this process exits,
 crashes or is killed.  Only the process that started it talks to it.
@@ -143,9 +143,13 @@ def _serve(preload) -> None:  # pragma: no cover - runs in the helper (tests dri
 
 
 def _child_env() -> dict:
+    """This process's environment; BLAS on one thread, as within a check here, unless the user set a BLAS
+    thread variable (then it decides, here and there alike: the same float results either way)."""
+    from verifier.arith.second_thread import BLAS_THREAD_VARIABLES
+
     env = dict(os.environ)
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        env[var] = "1"  # the helper is one core's work
+    if not any(os.environ.get(v) for v in BLAS_THREAD_VARIABLES):
+        env.update(dict.fromkeys(BLAS_THREAD_VARIABLES, "1"))
     env[PROCESS_ENV] = "0"  # it starts no helper of its own
     return env
 

@@ -133,3 +133,26 @@ def test_lu_inverse_from_is_where_numpy_s_stops(monkeypatch):
     A = _well_posed(3)
     assert np.allclose(get_backend("numpy").inv(A), np.linalg.inv(A), rtol=1e-12, atol=1e-15)
     assert fc.FloatBall(A).R_first is None
+
+
+def test_an_R_first_written_to_after_it_is_handed_over_proves_nothing_false():
+    """The R a hint gives is copied before the bound reads it twice (for fl(I - R mid), then for |R|): a writer
+    that still holds the array (here a profile hook zeroing it between the two reads) cannot make a singular
+    ball certified.  The R is chosen so that rounding makes fl(I - R mid)'s rows small (an independent
+    attacker's case)."""
+    import sys
+
+    mid = np.array([[1.0, 1.1], [1.0, 1.1]])  # exactly rank one
+    R = np.array([[8574993516872082.0, -8574993516872081.0], [8844170715394544.0, -8844170715394544.0]])
+
+    def hook(frame, event, arg):
+        if event == "call" and frame.f_code.co_name == "rowsum_up":
+            R[:] = 0.0
+            sys.setprofile(None)
+
+    sys.setprofile(hook)
+    try:
+        bound, _ = inverse_residual_bound_explained(FloatBall(mid, None, R_first=lambda: R))
+    finally:
+        sys.setprofile(None)
+    assert certainly_less(bound, 1) is not Decision.TRUE

@@ -250,3 +250,21 @@ def _without_times(x):
 
 def _stable(ev) -> str:
     return json.dumps(_without_times(ev.to_dict()), sort_keys=True, default=str)
+
+
+@pytest.mark.parametrize("user", [None, "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"])
+def test_the_helper_runs_blas_as_a_check_does_here(monkeypatch, user):
+    """One thread, as a check here, unless the user set a BLAS thread variable: then theirs, as here (a
+    helper on one thread beside a process on two gave another float readout)."""
+    from verifier.arith.second_thread import BLAS_THREAD_VARIABLES
+
+    for var in BLAS_THREAD_VARIABLES:
+        monkeypatch.delenv(var, raising=False)
+    if user is not None:
+        monkeypatch.setenv(user, "2")
+    env = sp._child_env()
+    assert env[sp.PROCESS_ENV] == "0"
+    if user is None:
+        assert all(env[v] == "1" for v in BLAS_THREAD_VARIABLES)
+    else:
+        assert env[user] == "2" and all(v not in env for v in BLAS_THREAD_VARIABLES if v != user)
