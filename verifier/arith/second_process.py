@@ -37,7 +37,7 @@ the caller computes the job itself.  ``MHA_VERIFY_PROCESS=0`` (or
 from __future__ import annotations
 
 import atexit
-import collections
+import itertools
 import json
 import os
 import pickle
@@ -120,26 +120,39 @@ def _serve(preload) -> None:  # pragma: no cover - runs in the helper (tests dri
 
     from verifier.arith.independence import FLOAT_FROM_K, SubsetIndependence
 
-    for name in preload:
-        importlib.import_module(name)
+    files = {name: importlib.import_module(name).__file__ for name in ["verifier", *preload]}
     k = FLOAT_FROM_K  # the screen once: its modules imported and LAPACK's first calls made before any job
     V = np.random.default_rng(0).standard_normal((k + 4, k + 8))
     SubsetIndependence(V).float_screen(np.stack([np.arange(k), np.arange(4, k + 4)]))
-    _send(answers, _READY)
+    _send(answers, pickle.dumps((_READY, files)))
     while True:
         try:
             payload, buffers = _receive(requests)
         except EOFError:
             return
+        number = -1
         try:
-            fn, args, errstate = pickle.loads(payload, buffers=buffers)
+            number, fn, args, errstate = pickle.loads(payload, buffers=buffers)
             with warnings.catch_warnings(record=True) as caught, np.errstate(**errstate):
                 warnings.simplefilter("always")  # the caller's filters decide, where they are re-emitted
                 value = fn(*args)
-            answer = _dumps((True, value, [(str(w.message), w.category) for w in caught]))
+            answer = _dumps((number, True, value, [(str(w.message), w.category, w.filename, w.lineno)
+                                                   for w in caught]))
         except BaseException as exc:  # noqa: BLE001 - reported (and the job computed by the caller)
-            answer = _dumps((False, f"{type(exc).__name__}: {exc}", []))
+            answer = _dumps((number, False, f"{type(exc).__name__}: {exc}", []))
         _send(answers, *answer)
+
+
+def _module_files(preload) -> dict:
+    """Where this process's ``verifier`` and the preloaded modules come from (the helper must say the same)."""
+    return {name: getattr(sys.modules.get(name), "__file__", None) for name in ["verifier", *preload]}
+
+
+def _search_path() -> list:
+    """This process's ``sys.path``, absolute (``''`` is the directory current now, which a chdir may have
+    moved), after the folder this ``verifier`` was imported from."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # verifier/arith/..
+    return [root] + [os.path.abspath(p) if p else os.getcwd() for p in sys.path]
 
 
 def _child_env() -> dict:
@@ -158,14 +171,16 @@ class SecondProcess:
     """A helper interpreter answering jobs in order (see the module docstring)."""
 
     def __init__(self):
-        self.proc = subprocess.Popen([sys.executable, "-c", _CHILD, json.dumps(sys.path), json.dumps(PRELOAD)],
+        self.preload = list(PRELOAD)
+        self.proc = subprocess.Popen([sys.executable, "-c", _CHILD, json.dumps(_search_path()), json.dumps(self.preload)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      env=_child_env())
         self.owner = os.getpid()
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._closed = False
-        self._waiting: collections.deque = collections.deque()
+        self._waiting: dict = {}  # job number -> Job, until its answer (which names its number) arrives
+        self._numbers = itertools.count()
         self._outbox: queue.SimpleQueue = queue.SimpleQueue()
         for target, name in ((self._read, "answers"), (self._write, "jobs")):
             threading.Thread(target=target, daemon=True, name=f"mha-verify helper {name}").start()
@@ -181,16 +196,21 @@ class SecondProcess:
     def _read(self) -> None:
         fd = self.proc.stdout.fileno()
         try:
-            if bytes(_receive(fd)[0]) != _READY:
-                raise EOFError("not the helper's word")
+            word, files = pickle.loads(_receive(fd)[0])
+            if word != _READY or files != _module_files(self.preload):  # not its word, or not this process's code
+                raise EOFError("not the helper's word, or not this process's code")
             self._ready.set()
             while True:
-                frame = _receive(fd)
+                payload, buffers = _receive(fd)
+                answer = pickle.loads(payload, buffers=buffers)
                 with self._lock:
-                    job = self._waiting.popleft()  # IndexError: an answer nobody asked for
-                job._arrive(frame)
+                    job = self._waiting.pop(answer[0])  # KeyError: an answer to no job sent
+                job._arrive(answer[1:])
         except Exception:  # noqa: BLE001 - gone, garbled or out of turn: no more jobs here
             self.close()
+        finally:
+            if threading.current_thread() is not threading.main_thread():
+                self._reap()
 
     def _write(self) -> None:
         fd = self.proc.stdin.fileno()
@@ -208,16 +228,21 @@ class SecondProcess:
         :data:`MAX_PENDING` jobs unanswered, or is gone."""
         import numpy as np
 
+        number = next(self._numbers)
         try:  # with the caller's numpy error state, as a thread's job
-            item = _dumps((fn, args, np.geterr()))
+            item = _dumps((number, fn, args, np.geterr()))
         except (pickle.PicklingError, AttributeError, TypeError):  # a job that cannot be sent: not the helper's
             return None
         with self._lock:
             if not self.ready() or len(self._waiting) >= MAX_PENDING:
                 return None
             job = Job(self)
-            self._waiting.append(job)
-            self._outbox.put(item)
+            self._waiting[number] = job  # answers are matched by number, never by order
+            try:
+                self._outbox.put(item)
+            except BaseException:  # an interrupt here: the job was never sent, its number never answered
+                del self._waiting[number]
+                raise
         return job
 
     def close(self) -> None:
@@ -226,17 +251,22 @@ class SecondProcess:
             if self._closed or os.getpid() != self.owner:
                 return
             self._closed = True
-            waiting, self._waiting = list(self._waiting), collections.deque()
+            waiting, self._waiting = list(self._waiting.values()), {}
         self._outbox.put(None)
         for job in waiting:
             job._arrive(None)
         if self.proc.poll() is None:
             self.proc.kill()
-        if threading.current_thread() is not threading.main_thread() or self.proc.poll() is not None:
-            return
+        self._reap()
+
+    def _reap(self) -> None:
         try:
             self.proc.wait(timeout=5.0)
         except subprocess.TimeoutExpired:  # pragma: no cover - a kill not yet delivered
+            pass
+        try:
+            self.proc.stdout.close()
+        except OSError:  # pragma: no cover - the reader still on it
             pass
 
 
@@ -256,22 +286,18 @@ class Job:
         if self._done:
             return self._value
         self._done = True
+        if os.getpid() != self._proc.owner:  # a fork of the process that sent it: the answer goes there
+            return None
         if not self._event.wait(ANSWER_TIMEOUT_S):
             self._proc.close()  # stalled: nothing more goes there
             return None
         if self._frame is None:
             return None
-        try:
-            ok, value, caught = pickle.loads(self._frame[0], buffers=self._frame[1])
-        except Exception:  # noqa: BLE001 - an answer that does not unpickle here: nothing more goes there
-            self._proc.close()
-            return None
-        finally:
-            self._frame = None
+        (ok, value, caught), self._frame = self._frame, None
         if not ok:
             return None
-        for message, category in caught:  # where a thread's would be: in this process, under its filters
-            warnings.warn(message, category, stacklevel=2)
+        for message, category, filename, lineno in caught:  # as a thread's: here, under its filters, same place
+            warnings.warn_explicit(message, category, filename, lineno)
         self._value = value
         return value
 
@@ -281,6 +307,7 @@ class Job:
 
 _HELPER: list = [None]
 _ASKED = [0]
+_START = threading.Lock()
 
 
 def _wanted() -> bool:
@@ -296,16 +323,20 @@ def running() -> SecondProcess | None:
 
 
 def start() -> SecondProcess | None:
-    """The helper: started now if none runs (and float work may use a second core); None otherwise."""
-    if running() is not None:
+    """The helper: started now if none runs (and float work may use a second core); None otherwise, and
+    for good in a process whose helper ended before it was ever ready (it would fail again)."""
+    with _START:
+        if running() is not None:
+            return _HELPER[0]
+        old = _HELPER[0]
+        if not _wanted() or (old is not None and os.getpid() == old.owner and not old._ready.is_set()
+                             and not old.alive):
+            return None
+        try:
+            _HELPER[0] = SecondProcess()
+        except OSError:  # no new process here (limits, no executable): the thread does the work
+            _HELPER[0] = None
         return _HELPER[0]
-    if not _wanted():
-        return None
-    try:
-        _HELPER[0] = SecondProcess()
-    except OSError:  # no new process here (limits, no executable): the thread does the work
-        _HELPER[0] = None
-    return _HELPER[0]
 
 
 def helper() -> SecondProcess | None:

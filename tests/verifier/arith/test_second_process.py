@@ -126,13 +126,16 @@ def test_a_helper_of_another_process_is_not_used(helper):
         helper.owner = owner
 
 
-_READY_THEN = ("import sys, json, time; sys.path[:0] = json.loads(sys.argv[1]); "
-               "from verifier.arith.second_process import _send, _receive, _READY; _send(1, _READY); ")
+_READY_THEN = ("import sys, json, time, pickle, importlib; sys.path[:0] = json.loads(sys.argv[1]); "
+               "from verifier.arith.second_process import _send, _receive, _READY; "
+               "files = {m: importlib.import_module(m).__file__ for m in ['verifier', *json.loads(sys.argv[2])]}; "
+               "_send(1, pickle.dumps((_READY, files))); ")
 
 
 @pytest.mark.parametrize("child, stage", [
     ("import sys; sys.exit(0)", "ready"),  # gone before it is ready
     ("import os, time; os.write(1, bytes(16)); time.sleep(30)", "ready"),  # an empty word, not 'ready'
+    (_READY_THEN.replace("files = {", "files = {'other': 1, "), "ready"),  # other code than this process's
     (_READY_THEN + "_receive(0); sys.exit(3)", "answer"),  # dies on the job
     (_READY_THEN + "_receive(0); time.sleep(30)", "answer"),  # stalls past the timeout
     (_READY_THEN + "_receive(0); _send(1, b'not a pickle'); time.sleep(30)", "answer"),  # garbled
@@ -268,3 +271,99 @@ def test_the_helper_runs_blas_as_a_check_does_here(monkeypatch, user):
         assert all(env[v] == "1" for v in BLAS_THREAD_VARIABLES)
     else:
         assert env[user] == "2" and all(v not in env for v in BLAS_THREAD_VARIABLES if v != user)
+
+
+def test_an_answer_goes_to_its_own_job_even_after_a_send_was_interrupted(helper):
+    """Answers name their job: a job interrupted before it was sent (a signal between registering and
+    sending it) leaves no hole that would hand each later job the next one's answer."""
+    class Interrupting:
+        def put(self, item):
+            raise KeyboardInterrupt
+
+    outbox, helper._outbox = helper._outbox, Interrupting()
+    with pytest.raises(KeyboardInterrupt):
+        helper.submit(str, "lost")
+    helper._outbox = outbox
+    a, b = helper.submit(str, "A"), helper.submit(str, "B")
+    assert (b.result(), a.result()) == ("B", "A")
+    assert not helper._waiting
+
+
+def test_a_fork_never_waits_for_its_parent_s_answers(helper):
+    job = helper.submit(time.sleep, 0.5)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports by its exit code
+        t0 = time.monotonic()
+        ok = job.result() is None and time.monotonic() - t0 < 0.2 and sp.running() is None
+        os._exit(0 if ok else 1)
+    assert os.waitpid(pid, 0)[1] == 0
+    assert job.result() is None and helper.alive  # time.sleep's value, here
+
+
+def test_one_helper_however_many_threads_start_it(monkeypatch):
+    import threading
+
+    monkeypatch.setenv(sp.PROCESS_ENV, "1")
+    monkeypatch.delenv("MHA_VERIFY_THREADS", raising=False)
+    saved = sp._HELPER[0]
+    sp._HELPER[0] = None
+    got, gate = [], threading.Barrier(4)
+
+    def go():
+        gate.wait()
+        got.append(sp.start())
+
+    threads = [threading.Thread(target=go) for _ in range(4)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len({id(p) for p in got}) == 1 and got[0] is not None
+    finally:
+        sp.stop()
+        sp._HELPER[0] = saved
+
+
+def test_a_helper_that_never_became_ready_is_not_started_again(monkeypatch):
+    monkeypatch.setenv(sp.PROCESS_ENV, "1")
+    monkeypatch.delenv("MHA_VERIFY_THREADS", raising=False)
+    monkeypatch.setattr(sp, "PRELOAD", ["verifier.no_such_module"])  # it dies importing it
+    saved = sp._HELPER[0]
+    sp._HELPER[0] = None
+    try:
+        first = sp.start()
+        end = time.monotonic() + WAIT_S
+        while first.alive and time.monotonic() < end:
+            time.sleep(0.01)
+        assert not first.alive and not first.ready()
+        assert sp.start() is None and sp.helper() is None  # it would fail again: the thread does the work
+    finally:
+        sp.stop()
+        sp._HELPER[0] = saved
+
+
+def test_a_helper_importing_another_copy_of_the_code_is_never_used(monkeypatch, tmp_path):
+    """A helper must run this process's code: one whose ``verifier`` comes from elsewhere (a chdir, a
+    copy on disk) is ended before it is ever ready."""
+    import shutil
+
+    import verifier
+
+    shutil.copytree(os.path.dirname(verifier.__file__), tmp_path / "verifier",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(sp, "_search_path", lambda: [str(tmp_path)] + sys.path)
+    p = sp.SecondProcess()
+    try:
+        end = time.monotonic() + WAIT_S
+        while p.alive and time.monotonic() < end:
+            time.sleep(0.01)
+        assert not p.alive and not p.ready() and p.submit(np.add, 1.0, 1.0) is None
+    finally:
+        p.close()
+
+
+def test_a_warning_comes_back_from_where_it_was_raised(helper):
+    with pytest.warns(RuntimeWarning) as caught:
+        helper.submit(np.divide, 1.0, 0.0).result()
+    assert caught[0].filename.endswith("second_process.py")  # the helper's line that raised it, not ours
