@@ -148,6 +148,11 @@ def _module_files(preload) -> dict:
     return {name: getattr(sys.modules.get(name), "__file__", None) for name in ["verifier", *preload]}
 
 
+def _real(files: dict) -> dict:
+    """The same files, their paths resolved (``a/b/../verifier`` is ``a/verifier``; links followed)."""
+    return {name: None if f is None else os.path.realpath(f) for name, f in files.items()}
+
+
 def _search_path() -> list:
     """This process's ``sys.path``, absolute (``''`` is the directory current now, which a chdir may have
     moved), after the folder this ``verifier`` was imported from."""
@@ -197,7 +202,7 @@ class SecondProcess:
         fd = self.proc.stdout.fileno()
         try:
             word, files = pickle.loads(_receive(fd)[0])
-            if word != _READY or files != _module_files(self.preload):  # not its word, or not this process's code
+            if word != _READY or _real(files) != _real(_module_files(self.preload)):  # not its word, or other code
                 raise EOFError("not the helper's word, or not this process's code")
             self._ready.set()
             while True:

@@ -367,3 +367,19 @@ def test_a_warning_comes_back_from_where_it_was_raised(helper):
     with pytest.warns(RuntimeWarning) as caught:
         helper.submit(np.divide, 1.0, 0.0).result()
     assert caught[0].filename.endswith("second_process.py")  # the helper's line that raised it, not ours
+
+
+def test_the_same_code_reached_by_another_path_is_this_process_s(monkeypatch):
+    """``root/benchmarks/../verifier`` is ``root/verifier``: a helper importing it is used."""
+    import verifier
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(verifier.__file__)))
+    detour = os.path.join(root, "verifier", "..", "tests", "..")
+    monkeypatch.setattr(sp, "_module_files", lambda preload: {
+        name: os.path.join(detour, os.path.relpath(f, root)) for name, f in sp._real(
+            {n: getattr(sys.modules.get(n), "__file__", None) for n in ["verifier", *preload]}).items()})
+    p = _ready(sp.SecondProcess())
+    try:
+        assert p.submit(np.add, 1.0, 2.0).result() == 3.0
+    finally:
+        p.close()
