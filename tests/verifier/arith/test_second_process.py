@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 import pytest
+from test_second_thread import _stable  # this folder's own module: the evidence as exact JSON
 
 import verifier.arith.second_process as sp
 import verifier.arith.subset_sample as ss
@@ -242,17 +243,6 @@ def test_the_same_evidence_with_or_without_the_helper(module_helper, monkeypatch
     assert sent and sent[0] is not None  # the sample went to the helper
     assert _stable(one) == _stable(two)
 
-
-def _without_times(x):
-    if isinstance(x, dict):
-        return {k: _without_times(v) for k, v in x.items() if "seconds" not in k and k != "time"}
-    if isinstance(x, list):
-        return [_without_times(v) for v in x]
-    return x
-
-
-def _stable(ev) -> str:
-    return json.dumps(_without_times(ev.to_dict()), sort_keys=True, default=str)
 
 
 @pytest.mark.parametrize("user", [None, "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"])
