@@ -88,7 +88,9 @@ def test_a_good_R_first_is_the_R_of_the_bound():
     R = np.linalg.inv(A) * (1 + 1e-9)  # not the ball's own inverse: its own bound
     ball = FloatBall(A, np.full(A.shape, 1e-12), R_first=lambda: R)
     assert _bound(ball) == _bound(FloatBall(A, ball.rad), R=R)
-    assert _bound(FloatBall(A, ball.rad), R=np.zeros((30, 30))) >= 1  # an R given explicitly stays the R
+    assert _bound(FloatBall(A, ball.rad, R_first=R), R=np.zeros((30, 30))) >= 1  # an R given explicitly is the R
+    assert _bound(FloatBall(A, ball.rad, R_first=R)) == _bound(ball)  # an array, not only a function giving one
+    assert inverse_residual_bound_explained(ball)[1] == ""  # certified by the hint: nothing to explain
 
 
 @given(st.integers(2, 6), st.integers(0, 2**32 - 1), st.floats(-1e3, 1e3))
@@ -108,6 +110,8 @@ def test_the_construction_s_minor_is_inverted_beside_the_ball(monkeypatch):
     monkeypatch.setenv("MHA_VERIFY_THREADS", "1")  # no second core: the same R, computed at once
     alone = inverse_beside(M, rows, cols)
     assert not alone.threaded and np.array_equal(alone.result(), job.result())
+    monkeypatch.setattr("verifier.arith.second_thread.ONE_BLAS_THREAD_UP_TO", M.size)
+    assert inverse_beside(M, rows, cols) is not None  # at the limit: still beside
     monkeypatch.setattr("verifier.arith.second_thread.ONE_BLAS_THREAD_UP_TO", M.size - 1)
     assert inverse_beside(M, rows, cols) is None  # BLAS has every core there
 
