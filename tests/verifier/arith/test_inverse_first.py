@@ -42,6 +42,11 @@ def test_no_lu_inverse_of_an_exactly_singular_or_non_finite_matrix(k):
     assert get_backend("numpy").inv(A) is None
 
 
+@pytest.mark.parametrize("shape", [(200, 150), (150, 200)])
+def test_no_inverse_of_a_rectangular_matrix(shape):
+    assert get_backend("numpy").inv(np.ones(shape)) is None  # numpy's LinAlgError, never LAPACK's LU of it
+
+
 def test_small_matrices_stacks_and_other_types_keep_numpy_s_inverse(monkeypatch):
     calls = []
     real = np.linalg.inv
