@@ -116,12 +116,17 @@ def solve_readout_float(Z: np.ndarray, Y: np.ndarray) -> np.ndarray:
 def readout_and_forward(instance, con, M, skip: bool):
     """(weights, yhat): Step 2's weights from M and the forward pass (Eqs. 1-6), floats only; or the
     ConstructionFailed of a size hypothesis (d_v < d_out or d_out > d)."""
+    return _weights_and_forward(M, con.W_K, con.W_Q, instance.contexts, instance.queries,
+                                (instance.H, instance.d, instance.d_v, instance.d_out), skip)
+
+
+def _weights_and_forward(M, W_K, W_Q, contexts, queries, dims, skip: bool):
     try:
-        W_V, W_O, W_D = build_readout(M, instance.H, instance.d, instance.d_v, instance.d_out)
+        W_V, W_O, W_D = build_readout(M, *dims)
     except ConstructionFailed as exc:
         return exc
-    weights = Weights(con.W_Q, con.W_K, W_V, W_O, W_D)
-    return weights, forward(instance.contexts, instance.queries, weights, skip=skip)
+    weights = Weights(W_Q, W_K, W_V, W_O, W_D)
+    return weights, forward(contexts, queries, weights, skip=skip)
 
 
 def float_readout(instance, con, Y_target, skip: bool):
@@ -135,12 +140,7 @@ def float_readout_of_arrays(Z, W_K, W_Q, E, shared_T: int, queries, dims, Y_targ
     sent once (``E`` (n, d), ``shared_T`` examples) or every context (``shared_T`` 0)."""
     contexts = np.broadcast_to(E, (shared_T,) + E.shape) if shared_T else E
     M = solve_readout_float(Z, Y_target)
-    try:
-        W_V, W_O, W_D = build_readout(M, *dims)
-    except ConstructionFailed as exc:
-        return M, exc
-    weights = Weights(W_Q, W_K, W_V, W_O, W_D)
-    return M, (weights, forward(contexts, queries, weights, skip=skip))
+    return M, _weights_and_forward(M, W_K, W_Q, contexts, queries, dims, skip)
 
 
 second_process.PRELOAD.append(__name__)  # the helper imports this module before it says it is ready

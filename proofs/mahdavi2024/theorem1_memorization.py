@@ -262,14 +262,16 @@ def memorize(instance, *, prec: int, seed: int, skip: bool = False, shift_labels
     try:
         cert = certify_construction_rank(instance, con, T, prec=prec, cap=cap)  # all T rows, even above capacity
     except InsufficientPrecision as exc:  # the hypotheses stay in the evidence
-        readout.wait() if readout is not None else None
+        if readout is not None:
+            readout.wait()
         trail.append(Step(f"rank(Z) = T not decided: {exc}", "Prop. 1 + Step 2"))
         return conclude(statement_id, Decision.UNDECIDED, claimed=claimed,
                         hypotheses=hypotheses(), prec_bits=prec,
                         measured={"T": T, "structural cap rank(Z) <=": cap.cap}, method="arb balls",
                         reason=f"rank(Z) = T not decided at --prec {prec} ({exc}): raise --prec", trail=trail)
     except Exception:  # the hypotheses' own errors first, as when they ran before
-        readout.wait() if readout is not None else None
+        if readout is not None:
+            readout.wait()
         hypotheses()
         raise
     hyps = hypotheses()  # after the certificate: the prefetched sample is done by now
